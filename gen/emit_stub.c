@@ -692,6 +692,34 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
                    !a->map_fn) {
             sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",
                       n++ ? "\n        && " : "", names[i]);
+        } else if (a->kind == PK_IN && a->elem_by_param && !a->terminated && !a->stream_host) {
+            /* an input buffer whose elements are device addresses or handles for
+             * some values of another parameter: each element vouched for as the
+             * server checks it (emit_server.c elem_by) */
+            const char *by = param_index_name(names, f, a->elem_by_param);
+            if (!by) continue;
+            if (a->nelem_by_device && m->api.device_checked) {
+                strbuf v = {0};
+                sb_puts(&v, "");
+                for (size_t k = 0; k < a->nelem_by_device; k++)
+                    sb_printf(&v, "%s%s == %s", k ? " || " : "", by, a->elem_by_device[k]);
+                char *vs = sb_take(&v);
+                sb_printf(&b, "%s(!(%s) || apigen_vouch_dev_elems(&call_, %s, n_%s))",
+                          n++ ? "\n        && " : "", vs, names[i], names[i]);
+                free(vs);
+            }
+            for (size_t c = 0; c < a->nelem_by; c++) {
+                const handle_case *hc = &a->elem_by[c];
+                if (!hc->nvalues) continue;
+                strbuf v = {0};
+                sb_puts(&v, "");
+                for (size_t k = 0; k < hc->nvalues; k++)
+                    sb_printf(&v, "%s%s == %s", k ? " || " : "", by, hc->values[k]);
+                char *vs = sb_take(&v);
+                sb_printf(&b, "%s(!(%s) || apigen_vouch_id_elems(&call_, %s, n_%s, sizeof(%s)))",
+                          n++ ? "\n        && " : "", vs, names[i], names[i], hc->handle_type);
+                free(vs);
+            }
         }
     }
     char *r = sb_take(&b);
@@ -978,6 +1006,16 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             free(cond);
             cond = c2;
         }
+        /* a handle the guest names through a pointer that may not be NULL: a
+         * NULL one goes sync, so the library's own error is the call's */
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (!a->guest_id || a->nullable) continue;
+            char *c2 = cond ? xasprintf("(%s) && %s != NULL", cond, s.names[i])
+                            : xasprintf("%s != NULL", s.names[i]);
+            free(cond);
+            cond = c2;
+        }
         if (vouch) PUT("stub_vouch_note");
         if (cond) {
             PUT("stub_if", "cond", cond);
@@ -1004,7 +1042,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_close_brace");
         }
     }
-    int has_sync = !f->async || vouch != NULL || f->async_check != NULL;
+    int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || gid_sync;
     free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */

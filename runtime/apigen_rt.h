@@ -602,6 +602,13 @@ inline bool apigen_vouch_id(const apigen_call *c, uint64_t id)
 }
 bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
 bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes);
+/* An input buffer whose elements are device addresses or handle ids
+ * (`elem_by` device: or handles: values): every element of its `bytes`
+ * bytes is vouched for as above (0 passes, as the server lets NULL through;
+ * bytes that fill no element are not read). Ids narrower than 64 bits
+ * carry no salt: never vouched. */
+bool apigen_vouch_dev_elems(const apigen_call *c, const void *buf, uint64_t bytes);
+bool apigen_vouch_id_elems(const apigen_call *c, const void *buf, uint64_t bytes, size_t elem);
 /* Whether [addr, addr + bytes) certainly runs past the client's memory: addr
  * lies in a range the guest noted for the call's server and the extent goes
  * past that range's end (the server would refuse it: APIGEN_BAD_DEVPTR).

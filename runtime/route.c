@@ -321,6 +321,32 @@ bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes)
     return in;
 }
 
+bool apigen_vouch_dev_elems(const apigen_call *c, const void *buf, uint64_t bytes)
+{
+    const unsigned char *p = buf;
+    for (uint64_t o = 0; p && o + sizeof(uint64_t) <= bytes; o += sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, p + o, sizeof v); /* the caller's buffer need not be aligned */
+        if (!apigen_vouch_dev(c, v))
+            return false;
+    }
+    return true;
+}
+
+bool apigen_vouch_id_elems(const apigen_call *c, const void *buf, uint64_t bytes, size_t elem)
+{
+    const unsigned char *p = buf;
+    if (elem != sizeof(uint64_t))
+        return false; /* a narrow id carries no salt to vouch by */
+    for (uint64_t o = 0; p && o + elem <= bytes; o += elem) {
+        uint64_t v;
+        memcpy(&v, p + o, sizeof v);
+        if (!apigen_vouch_id(c, v))
+            return false;
+    }
+    return true;
+}
+
 bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, const char *what)
 {
     rapi *r = addr && bytes ? find(c->api) : NULL;

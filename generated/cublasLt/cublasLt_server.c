@@ -1077,32 +1077,25 @@ static void h_cublasLtMatmulDescCreate(apigen_call_ctx *cx)
     cublasStatus_t ret_;
     uint32_t v_computeType;
     uint32_t v_scaleType;
-    uint8_t p_matmulDesc = 0;
-    uint64_t n_matmulDesc = 0;
+    uint64_t g_matmulDesc = 0;
+    cublasLtMatmulDesc_t o_matmulDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
     if (!apigen_get_u32(cx->rd, &v_computeType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "computeType"); return; }
     computeType = (cublasComputeType_t)v_computeType;
     if (!apigen_get_u32(cx->rd, &v_scaleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "scaleType"); return; }
     scaleType = (cudaDataType_t)v_scaleType;
-    if (!apigen_get_u8(cx->rd, &p_matmulDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matmulDesc"); return; }
-    if (p_matmulDesc) {
-        n_matmulDesc = (uint64_t)(1);
-        matmulDesc = apigen_scratch(cx, n_matmulDesc, sizeof(cublasLtMatmulDesc_t));
-        if (matmulDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_matmulDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matmulDesc"); return; }
+    if (g_matmulDesc != 0) { /* matmulDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_matmulDesc)) return;
+        matmulDesc = &o_matmulDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cublasLtMatmulDescCreate(matmulDesc, computeType, scaleType);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
+    if (ok_ && g_matmulDesc != 0 && !apigen_handle_bind(cx, &ht_cublasLtMatmulDesc_t, g_matmulDesc, (void *)(uintptr_t)o_matmulDesc, true))
+        return; /* matmulDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_matmulDesc) { /* matmulDesc */
-        k_ = ok_ ? n_matmulDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && matmulDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cublasLtMatmulDesc_t, (void *)(uintptr_t)matmulDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cublasLtMatmulDescDestroy(apigen_call_ctx *cx)
@@ -1238,28 +1231,21 @@ static void h_cublasLtMatmulPreferenceCreate(apigen_call_ctx *cx)
 {
     cublasLtMatmulPreference_t *pref = {0};
     cublasStatus_t ret_;
-    uint8_t p_pref = 0;
-    uint64_t n_pref = 0;
+    uint64_t g_pref = 0;
+    cublasLtMatmulPreference_t o_pref = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_pref)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pref"); return; }
-    if (p_pref) {
-        n_pref = (uint64_t)(1);
-        pref = apigen_scratch(cx, n_pref, sizeof(cublasLtMatmulPreference_t));
-        if (pref == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_pref)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pref"); return; }
+    if (g_pref != 0) { /* pref: the guest named it */
+        if (!apigen_handle_claim(cx, g_pref)) return;
+        pref = &o_pref;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cublasLtMatmulPreferenceCreate(pref);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
+    if (ok_ && g_pref != 0 && !apigen_handle_bind(cx, &ht_cublasLtMatmulPreference_t, g_pref, (void *)(uintptr_t)o_pref, true))
+        return; /* pref */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pref) { /* pref */
-        k_ = ok_ ? n_pref : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && pref[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cublasLtMatmulPreference_t, (void *)(uintptr_t)pref[i_]) : 0)) return;
-    }
 }
 
 static void h_cublasLtMatmulPreferenceDestroy(apigen_call_ctx *cx)
@@ -1378,11 +1364,9 @@ static void h_cublasLtMatrixLayoutCreate(apigen_call_ctx *cx)
     uint64_t v_rows;
     uint64_t v_cols;
     uint64_t v_ld;
-    uint8_t p_matLayout = 0;
-    uint64_t n_matLayout = 0;
+    uint64_t g_matLayout = 0;
+    cublasLtMatrixLayout_t o_matLayout = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
     if (!apigen_get_u32(cx->rd, &v_type)) { apigen_reject(cx, APIGEN_BAD_ARGS, "type"); return; }
     type = (cudaDataType)v_type;
     if (!apigen_get_u64(cx->rd, &v_rows)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rows"); return; }
@@ -1391,23 +1375,18 @@ static void h_cublasLtMatrixLayoutCreate(apigen_call_ctx *cx)
     cols = (uint64_t)v_cols;
     if (!apigen_get_u64(cx->rd, &v_ld)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ld"); return; }
     ld = (int64_t)(int64_t)v_ld;
-    if (!apigen_get_u8(cx->rd, &p_matLayout)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matLayout"); return; }
-    if (p_matLayout) {
-        n_matLayout = (uint64_t)(1);
-        matLayout = apigen_scratch(cx, n_matLayout, sizeof(cublasLtMatrixLayout_t));
-        if (matLayout == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_matLayout)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matLayout"); return; }
+    if (g_matLayout != 0) { /* matLayout: the guest named it */
+        if (!apigen_handle_claim(cx, g_matLayout)) return;
+        matLayout = &o_matLayout;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cublasLtMatrixLayoutCreate(matLayout, type, rows, cols, ld);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
+    if (ok_ && g_matLayout != 0 && !apigen_handle_bind(cx, &ht_cublasLtMatrixLayout_t, g_matLayout, (void *)(uintptr_t)o_matLayout, true))
+        return; /* matLayout */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_matLayout) { /* matLayout */
-        k_ = ok_ ? n_matLayout : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && matLayout[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cublasLtMatrixLayout_t, (void *)(uintptr_t)matLayout[i_]) : 0)) return;
-    }
 }
 
 static void h_cublasLtMatrixLayoutDestroy(apigen_call_ctx *cx)

@@ -1445,16 +1445,23 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cublasStatus_t ret_ = {0};
-    uint64_t n_matmulDesc = 0;
-    uint64_t i_;
+    uint64_t g_matmulDesc = 0;
     if (!apigen_call_begin(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulDescCreate))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)computeType)) goto nomem; /* computeType */
     if (!apigen_put_u32(call_.wr, (uint32_t)scaleType)) goto nomem; /* scaleType */
-    if (matmulDesc != NULL) {
-        n_matmulDesc = (uint64_t)(1);
+    if (matmulDesc != NULL && (g_matmulDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* matmulDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_matmulDesc)) goto nomem;
+    if ((((((((((computeType == CUBLAS_COMPUTE_32F) || (computeType == CUBLAS_COMPUTE_32F_PEDANTIC)) || (computeType == CUBLAS_COMPUTE_32F_FAST_16F)) || (computeType == CUBLAS_COMPUTE_32F_FAST_16BF)) || (computeType == CUBLAS_COMPUTE_32F_FAST_TF32)) && ((scaleType == CUDA_R_32F) || (scaleType == CUDA_C_32F))) || (((computeType == CUBLAS_COMPUTE_64F) || (computeType == CUBLAS_COMPUTE_64F_PEDANTIC)) && ((scaleType == CUDA_R_64F) || (scaleType == CUDA_C_64F)))) || (((computeType == CUBLAS_COMPUTE_16F) || (computeType == CUBLAS_COMPUTE_16F_PEDANTIC)) && (scaleType == CUDA_R_16F))) || (((computeType == CUBLAS_COMPUTE_32I) || (computeType == CUBLAS_COMPUTE_32I_PEDANTIC)) && ((scaleType == CUDA_R_32I) || (scaleType == CUDA_R_32F)))) && matmulDesc != NULL) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (matmulDesc != NULL)
+            *matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)g_matmulDesc; /* matmulDesc: the server binds it when the call runs */
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, matmulDesc != NULL)) goto nomem; /* matmulDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1463,14 +1470,8 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (matmulDesc != NULL) { /* matmulDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_matmulDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            matmulDesc[i_] = (cublasLtMatmulDesc_t)(uintptr_t)v_;
-        }
-    }
+    if (matmulDesc != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
+        *matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)g_matmulDesc; /* matmulDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1507,6 +1508,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
     if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulDescDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)matmulDesc)) goto nomem; /* matmulDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)matmulDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1632,7 +1643,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((sizeInBytes == 4) && (((((((attr == CUBLASLT_MATMUL_DESC_TRANSA) || (attr == CUBLASLT_MATMUL_DESC_TRANSB)) || (attr == CUBLASLT_MATMUL_DESC_TRANSC)) || (attr == CUBLASLT_MATMUL_DESC_FILL_MODE)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE)) || (attr == CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)) || (attr == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE))) && (((uint64_t)(uintptr_t)matmulDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc)))) {
+    if ((((sizeInBytes == 4) && (((((((attr == CUBLASLT_MATMUL_DESC_TRANSA) || (attr == CUBLASLT_MATMUL_DESC_TRANSB)) || (attr == CUBLASLT_MATMUL_DESC_TRANSC)) || (attr == CUBLASLT_MATMUL_DESC_FILL_MODE)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE)) || (attr == CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)) || (attr == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE))) || ((sizeInBytes == 8) && (((((((((attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_C_SCALE_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_AMAX_D_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER)))) && (((uint64_t)(uintptr_t)matmulDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc)))
+            && (!(attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER || attr == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_C_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_AMAX_D_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER || attr == CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER) || apigen_vouch_dev_elems(&call_, buf, n_buf))
+            && (!(attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) || apigen_vouch_id_elems(&call_, buf, n_buf, sizeof(cublasLtEmulationDesc_t)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -1678,14 +1691,21 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cublasStatus_t ret_ = {0};
-    uint64_t n_pref = 0;
-    uint64_t i_;
+    uint64_t g_pref = 0;
     if (!apigen_call_begin(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulPreferenceCreate))
         goto fail;
+    if (pref != NULL && (g_pref = apigen_guest_id(&call_)) == 0) goto nomem; /* pref: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_pref)) goto nomem;
     if (pref != NULL) {
-        n_pref = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (pref != NULL)
+            *pref = (cublasLtMatmulPreference_t)(uintptr_t)g_pref; /* pref: the server binds it when the call runs */
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, pref != NULL)) goto nomem; /* pref */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1694,14 +1714,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (pref != NULL) { /* pref */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pref) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            pref[i_] = (cublasLtMatmulPreference_t)(uintptr_t)v_;
-        }
-    }
+    if (pref != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
+        *pref = (cublasLtMatmulPreference_t)(uintptr_t)g_pref; /* pref: the id the server binds */
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1737,6 +1751,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
     if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulPreferenceDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pref)) goto nomem; /* pref */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)pref != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)pref)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1905,18 +1929,25 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cublasStatus_t ret_ = {0};
-    uint64_t n_matLayout = 0;
-    uint64_t i_;
+    uint64_t g_matLayout = 0;
     if (!apigen_call_begin(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatrixLayoutCreate))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)type)) goto nomem; /* type */
     if (!apigen_put_u64(call_.wr, (uint64_t)rows)) goto nomem; /* rows */
     if (!apigen_put_u64(call_.wr, (uint64_t)cols)) goto nomem; /* cols */
     if (!apigen_put_u64(call_.wr, (uint64_t)ld)) goto nomem; /* ld */
-    if (matLayout != NULL) {
-        n_matLayout = (uint64_t)(1);
+    if (matLayout != NULL && (g_matLayout = apigen_guest_id(&call_)) == 0) goto nomem; /* matLayout: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_matLayout)) goto nomem;
+    if ((((((((rows >= 1) && (rows <= 2147483647)) && (cols >= 1)) && (cols <= 2147483647)) && (ld >= 1)) && ((uint64_t)ld >= rows)) && ((((((((type == CUDA_R_16F) || (type == CUDA_R_16BF)) || (type == CUDA_R_32F)) || (type == CUDA_R_64F)) || (type == CUDA_C_32F)) || (type == CUDA_C_64F)) || (type == CUDA_R_8I)) || (type == CUDA_R_32I))) && matLayout != NULL) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (matLayout != NULL)
+            *matLayout = (cublasLtMatrixLayout_t)(uintptr_t)g_matLayout; /* matLayout: the server binds it when the call runs */
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, matLayout != NULL)) goto nomem; /* matLayout */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1925,14 +1956,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (matLayout != NULL) { /* matLayout */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_matLayout) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            matLayout[i_] = (cublasLtMatrixLayout_t)(uintptr_t)v_;
-        }
-    }
+    if (matLayout != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
+        *matLayout = (cublasLtMatrixLayout_t)(uintptr_t)g_matLayout; /* matLayout: the id the server binds */
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1968,6 +1993,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
     if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatrixLayoutDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)matLayout)) goto nomem; /* matLayout */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)matLayout != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matLayout)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2202,6 +2237,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescDestroy(cub
     if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatrixTransformDescDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)transformDesc)) goto nomem; /* transformDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLASLT_FINGERPRINT UINT64_C(0x6ebacf2014157449)
+#define CUBLASLT_FINGERPRINT UINT64_C(0xefd1acb4193bd651)
 
 /* Call ids: forwarded and custom functions. */
 enum {

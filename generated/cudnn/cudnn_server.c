@@ -380,30 +380,23 @@ static void h_cudnnBackendCreateDescriptor(apigen_call_ctx *cx)
     cudnnBackendDescriptor_t *descriptor = {0};
     cudnnStatus_t ret_;
     uint32_t v_descriptorType;
-    uint8_t p_descriptor = 0;
-    uint64_t n_descriptor = 0;
+    uint64_t g_descriptor = 0;
+    cudnnBackendDescriptor_t o_descriptor = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
     if (!apigen_get_u32(cx->rd, &v_descriptorType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descriptorType"); return; }
     descriptorType = (cudnnBackendDescriptorType_t)v_descriptorType;
-    if (!apigen_get_u8(cx->rd, &p_descriptor)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descriptor"); return; }
-    if (p_descriptor) {
-        n_descriptor = (uint64_t)(1);
-        descriptor = apigen_scratch(cx, n_descriptor, sizeof(cudnnBackendDescriptor_t));
-        if (descriptor == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_descriptor)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descriptor"); return; }
+    if (g_descriptor != 0) { /* descriptor: the guest named it */
+        if (!apigen_handle_claim(cx, g_descriptor)) return;
+        descriptor = &o_descriptor;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnBackendCreateDescriptor(descriptorType, descriptor);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_descriptor != 0 && !apigen_handle_bind(cx, &ht_cudnnBackendDescriptor_t, g_descriptor, (void *)(uintptr_t)o_descriptor, true))
+        return; /* descriptor */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_descriptor) { /* descriptor */
-        k_ = ok_ ? n_descriptor : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && descriptor[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnBackendDescriptor_t, (void *)(uintptr_t)descriptor[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnBackendDestroyDescriptor(apigen_call_ctx *cx)
@@ -1896,168 +1889,126 @@ static void h_cudnnCreateActivationDescriptor(apigen_call_ctx *cx)
 {
     cudnnActivationDescriptor_t *activationDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_activationDesc = 0;
-    uint64_t n_activationDesc = 0;
+    uint64_t g_activationDesc = 0;
+    cudnnActivationDescriptor_t o_activationDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_activationDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "activationDesc"); return; }
-    if (p_activationDesc) {
-        n_activationDesc = (uint64_t)(1);
-        activationDesc = apigen_scratch(cx, n_activationDesc, sizeof(cudnnActivationDescriptor_t));
-        if (activationDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_activationDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "activationDesc"); return; }
+    if (g_activationDesc != 0) { /* activationDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_activationDesc)) return;
+        activationDesc = &o_activationDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateActivationDescriptor(activationDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_activationDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnActivationDescriptor_t, g_activationDesc, (void *)(uintptr_t)o_activationDesc, true))
+        return; /* activationDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_activationDesc) { /* activationDesc */
-        k_ = ok_ ? n_activationDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && activationDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnActivationDescriptor_t, (void *)(uintptr_t)activationDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateAttnDescriptor(apigen_call_ctx *cx)
 {
     cudnnAttnDescriptor_t *attnDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_attnDesc = 0;
-    uint64_t n_attnDesc = 0;
+    uint64_t g_attnDesc = 0;
+    cudnnAttnDescriptor_t o_attnDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_attnDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attnDesc"); return; }
-    if (p_attnDesc) {
-        n_attnDesc = (uint64_t)(1);
-        attnDesc = apigen_scratch(cx, n_attnDesc, sizeof(cudnnAttnDescriptor_t));
-        if (attnDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_attnDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attnDesc"); return; }
+    if (g_attnDesc != 0) { /* attnDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_attnDesc)) return;
+        attnDesc = &o_attnDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateAttnDescriptor(attnDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_attnDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnAttnDescriptor_t, g_attnDesc, (void *)(uintptr_t)o_attnDesc, true))
+        return; /* attnDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_attnDesc) { /* attnDesc */
-        k_ = ok_ ? n_attnDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && attnDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnAttnDescriptor_t, (void *)(uintptr_t)attnDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateCTCLossDescriptor(apigen_call_ctx *cx)
 {
     cudnnCTCLossDescriptor_t *ctcLossDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_ctcLossDesc = 0;
-    uint64_t n_ctcLossDesc = 0;
+    uint64_t g_ctcLossDesc = 0;
+    cudnnCTCLossDescriptor_t o_ctcLossDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_ctcLossDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctcLossDesc"); return; }
-    if (p_ctcLossDesc) {
-        n_ctcLossDesc = (uint64_t)(1);
-        ctcLossDesc = apigen_scratch(cx, n_ctcLossDesc, sizeof(cudnnCTCLossDescriptor_t));
-        if (ctcLossDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_ctcLossDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctcLossDesc"); return; }
+    if (g_ctcLossDesc != 0) { /* ctcLossDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_ctcLossDesc)) return;
+        ctcLossDesc = &o_ctcLossDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateCTCLossDescriptor(ctcLossDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_ctcLossDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnCTCLossDescriptor_t, g_ctcLossDesc, (void *)(uintptr_t)o_ctcLossDesc, true))
+        return; /* ctcLossDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ctcLossDesc) { /* ctcLossDesc */
-        k_ = ok_ ? n_ctcLossDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && ctcLossDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnCTCLossDescriptor_t, (void *)(uintptr_t)ctcLossDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateConvolutionDescriptor(apigen_call_ctx *cx)
 {
     cudnnConvolutionDescriptor_t *convDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_convDesc = 0;
-    uint64_t n_convDesc = 0;
+    uint64_t g_convDesc = 0;
+    cudnnConvolutionDescriptor_t o_convDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_convDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "convDesc"); return; }
-    if (p_convDesc) {
-        n_convDesc = (uint64_t)(1);
-        convDesc = apigen_scratch(cx, n_convDesc, sizeof(cudnnConvolutionDescriptor_t));
-        if (convDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_convDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "convDesc"); return; }
+    if (g_convDesc != 0) { /* convDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_convDesc)) return;
+        convDesc = &o_convDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateConvolutionDescriptor(convDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_convDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnConvolutionDescriptor_t, g_convDesc, (void *)(uintptr_t)o_convDesc, true))
+        return; /* convDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_convDesc) { /* convDesc */
-        k_ = ok_ ? n_convDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && convDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnConvolutionDescriptor_t, (void *)(uintptr_t)convDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateDropoutDescriptor(apigen_call_ctx *cx)
 {
     cudnnDropoutDescriptor_t *dropoutDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_dropoutDesc = 0;
-    uint64_t n_dropoutDesc = 0;
+    uint64_t g_dropoutDesc = 0;
+    cudnnDropoutDescriptor_t o_dropoutDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_dropoutDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dropoutDesc"); return; }
-    if (p_dropoutDesc) {
-        n_dropoutDesc = (uint64_t)(1);
-        dropoutDesc = apigen_scratch(cx, n_dropoutDesc, sizeof(cudnnDropoutDescriptor_t));
-        if (dropoutDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_dropoutDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dropoutDesc"); return; }
+    if (g_dropoutDesc != 0) { /* dropoutDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_dropoutDesc)) return;
+        dropoutDesc = &o_dropoutDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateDropoutDescriptor(dropoutDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_dropoutDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnDropoutDescriptor_t, g_dropoutDesc, (void *)(uintptr_t)o_dropoutDesc, true))
+        return; /* dropoutDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_dropoutDesc) { /* dropoutDesc */
-        k_ = ok_ ? n_dropoutDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && dropoutDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnDropoutDescriptor_t, (void *)(uintptr_t)dropoutDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateFilterDescriptor(apigen_call_ctx *cx)
 {
     cudnnFilterDescriptor_t *filterDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_filterDesc = 0;
-    uint64_t n_filterDesc = 0;
+    uint64_t g_filterDesc = 0;
+    cudnnFilterDescriptor_t o_filterDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_filterDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "filterDesc"); return; }
-    if (p_filterDesc) {
-        n_filterDesc = (uint64_t)(1);
-        filterDesc = apigen_scratch(cx, n_filterDesc, sizeof(cudnnFilterDescriptor_t));
-        if (filterDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_filterDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "filterDesc"); return; }
+    if (g_filterDesc != 0) { /* filterDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_filterDesc)) return;
+        filterDesc = &o_filterDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateFilterDescriptor(filterDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_filterDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnFilterDescriptor_t, g_filterDesc, (void *)(uintptr_t)o_filterDesc, true))
+        return; /* filterDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_filterDesc) { /* filterDesc */
-        k_ = ok_ ? n_filterDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && filterDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnFilterDescriptor_t, (void *)(uintptr_t)filterDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateFusedOpsConstParamPack(apigen_call_ctx *cx)
@@ -2160,280 +2111,210 @@ static void h_cudnnCreateLRNDescriptor(apigen_call_ctx *cx)
 {
     cudnnLRNDescriptor_t *normDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_normDesc = 0;
-    uint64_t n_normDesc = 0;
+    uint64_t g_normDesc = 0;
+    cudnnLRNDescriptor_t o_normDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_normDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "normDesc"); return; }
-    if (p_normDesc) {
-        n_normDesc = (uint64_t)(1);
-        normDesc = apigen_scratch(cx, n_normDesc, sizeof(cudnnLRNDescriptor_t));
-        if (normDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_normDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "normDesc"); return; }
+    if (g_normDesc != 0) { /* normDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_normDesc)) return;
+        normDesc = &o_normDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateLRNDescriptor(normDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_normDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnLRNDescriptor_t, g_normDesc, (void *)(uintptr_t)o_normDesc, true))
+        return; /* normDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_normDesc) { /* normDesc */
-        k_ = ok_ ? n_normDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && normDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnLRNDescriptor_t, (void *)(uintptr_t)normDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateOpTensorDescriptor(apigen_call_ctx *cx)
 {
     cudnnOpTensorDescriptor_t *opTensorDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_opTensorDesc = 0;
-    uint64_t n_opTensorDesc = 0;
+    uint64_t g_opTensorDesc = 0;
+    cudnnOpTensorDescriptor_t o_opTensorDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_opTensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "opTensorDesc"); return; }
-    if (p_opTensorDesc) {
-        n_opTensorDesc = (uint64_t)(1);
-        opTensorDesc = apigen_scratch(cx, n_opTensorDesc, sizeof(cudnnOpTensorDescriptor_t));
-        if (opTensorDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_opTensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "opTensorDesc"); return; }
+    if (g_opTensorDesc != 0) { /* opTensorDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_opTensorDesc)) return;
+        opTensorDesc = &o_opTensorDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateOpTensorDescriptor(opTensorDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_opTensorDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnOpTensorDescriptor_t, g_opTensorDesc, (void *)(uintptr_t)o_opTensorDesc, true))
+        return; /* opTensorDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_opTensorDesc) { /* opTensorDesc */
-        k_ = ok_ ? n_opTensorDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && opTensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnOpTensorDescriptor_t, (void *)(uintptr_t)opTensorDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreatePoolingDescriptor(apigen_call_ctx *cx)
 {
     cudnnPoolingDescriptor_t *poolingDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_poolingDesc = 0;
-    uint64_t n_poolingDesc = 0;
+    uint64_t g_poolingDesc = 0;
+    cudnnPoolingDescriptor_t o_poolingDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_poolingDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolingDesc"); return; }
-    if (p_poolingDesc) {
-        n_poolingDesc = (uint64_t)(1);
-        poolingDesc = apigen_scratch(cx, n_poolingDesc, sizeof(cudnnPoolingDescriptor_t));
-        if (poolingDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_poolingDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolingDesc"); return; }
+    if (g_poolingDesc != 0) { /* poolingDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_poolingDesc)) return;
+        poolingDesc = &o_poolingDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreatePoolingDescriptor(poolingDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_poolingDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnPoolingDescriptor_t, g_poolingDesc, (void *)(uintptr_t)o_poolingDesc, true))
+        return; /* poolingDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_poolingDesc) { /* poolingDesc */
-        k_ = ok_ ? n_poolingDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && poolingDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnPoolingDescriptor_t, (void *)(uintptr_t)poolingDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateRNNDataDescriptor(apigen_call_ctx *cx)
 {
     cudnnRNNDataDescriptor_t *rnnDataDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_rnnDataDesc = 0;
-    uint64_t n_rnnDataDesc = 0;
+    uint64_t g_rnnDataDesc = 0;
+    cudnnRNNDataDescriptor_t o_rnnDataDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_rnnDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rnnDataDesc"); return; }
-    if (p_rnnDataDesc) {
-        n_rnnDataDesc = (uint64_t)(1);
-        rnnDataDesc = apigen_scratch(cx, n_rnnDataDesc, sizeof(cudnnRNNDataDescriptor_t));
-        if (rnnDataDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_rnnDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rnnDataDesc"); return; }
+    if (g_rnnDataDesc != 0) { /* rnnDataDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_rnnDataDesc)) return;
+        rnnDataDesc = &o_rnnDataDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateRNNDataDescriptor(rnnDataDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_rnnDataDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnRNNDataDescriptor_t, g_rnnDataDesc, (void *)(uintptr_t)o_rnnDataDesc, true))
+        return; /* rnnDataDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_rnnDataDesc) { /* rnnDataDesc */
-        k_ = ok_ ? n_rnnDataDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && rnnDataDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnRNNDataDescriptor_t, (void *)(uintptr_t)rnnDataDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateRNNDescriptor(apigen_call_ctx *cx)
 {
     cudnnRNNDescriptor_t *rnnDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_rnnDesc = 0;
-    uint64_t n_rnnDesc = 0;
+    uint64_t g_rnnDesc = 0;
+    cudnnRNNDescriptor_t o_rnnDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_rnnDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rnnDesc"); return; }
-    if (p_rnnDesc) {
-        n_rnnDesc = (uint64_t)(1);
-        rnnDesc = apigen_scratch(cx, n_rnnDesc, sizeof(cudnnRNNDescriptor_t));
-        if (rnnDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_rnnDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rnnDesc"); return; }
+    if (g_rnnDesc != 0) { /* rnnDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_rnnDesc)) return;
+        rnnDesc = &o_rnnDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateRNNDescriptor(rnnDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_rnnDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnRNNDescriptor_t, g_rnnDesc, (void *)(uintptr_t)o_rnnDesc, true))
+        return; /* rnnDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_rnnDesc) { /* rnnDesc */
-        k_ = ok_ ? n_rnnDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && rnnDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnRNNDescriptor_t, (void *)(uintptr_t)rnnDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateReduceTensorDescriptor(apigen_call_ctx *cx)
 {
     cudnnReduceTensorDescriptor_t *reduceTensorDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_reduceTensorDesc = 0;
-    uint64_t n_reduceTensorDesc = 0;
+    uint64_t g_reduceTensorDesc = 0;
+    cudnnReduceTensorDescriptor_t o_reduceTensorDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_reduceTensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reduceTensorDesc"); return; }
-    if (p_reduceTensorDesc) {
-        n_reduceTensorDesc = (uint64_t)(1);
-        reduceTensorDesc = apigen_scratch(cx, n_reduceTensorDesc, sizeof(cudnnReduceTensorDescriptor_t));
-        if (reduceTensorDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_reduceTensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reduceTensorDesc"); return; }
+    if (g_reduceTensorDesc != 0) { /* reduceTensorDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_reduceTensorDesc)) return;
+        reduceTensorDesc = &o_reduceTensorDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateReduceTensorDescriptor(reduceTensorDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_reduceTensorDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnReduceTensorDescriptor_t, g_reduceTensorDesc, (void *)(uintptr_t)o_reduceTensorDesc, true))
+        return; /* reduceTensorDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_reduceTensorDesc) { /* reduceTensorDesc */
-        k_ = ok_ ? n_reduceTensorDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && reduceTensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnReduceTensorDescriptor_t, (void *)(uintptr_t)reduceTensorDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateSeqDataDescriptor(apigen_call_ctx *cx)
 {
     cudnnSeqDataDescriptor_t *seqDataDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_seqDataDesc = 0;
-    uint64_t n_seqDataDesc = 0;
+    uint64_t g_seqDataDesc = 0;
+    cudnnSeqDataDescriptor_t o_seqDataDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_seqDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "seqDataDesc"); return; }
-    if (p_seqDataDesc) {
-        n_seqDataDesc = (uint64_t)(1);
-        seqDataDesc = apigen_scratch(cx, n_seqDataDesc, sizeof(cudnnSeqDataDescriptor_t));
-        if (seqDataDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_seqDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "seqDataDesc"); return; }
+    if (g_seqDataDesc != 0) { /* seqDataDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_seqDataDesc)) return;
+        seqDataDesc = &o_seqDataDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateSeqDataDescriptor(seqDataDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_seqDataDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnSeqDataDescriptor_t, g_seqDataDesc, (void *)(uintptr_t)o_seqDataDesc, true))
+        return; /* seqDataDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_seqDataDesc) { /* seqDataDesc */
-        k_ = ok_ ? n_seqDataDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && seqDataDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnSeqDataDescriptor_t, (void *)(uintptr_t)seqDataDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateSpatialTransformerDescriptor(apigen_call_ctx *cx)
 {
     cudnnSpatialTransformerDescriptor_t *stDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_stDesc = 0;
-    uint64_t n_stDesc = 0;
+    uint64_t g_stDesc = 0;
+    cudnnSpatialTransformerDescriptor_t o_stDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_stDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stDesc"); return; }
-    if (p_stDesc) {
-        n_stDesc = (uint64_t)(1);
-        stDesc = apigen_scratch(cx, n_stDesc, sizeof(cudnnSpatialTransformerDescriptor_t));
-        if (stDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_stDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stDesc"); return; }
+    if (g_stDesc != 0) { /* stDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_stDesc)) return;
+        stDesc = &o_stDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateSpatialTransformerDescriptor(stDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_stDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnSpatialTransformerDescriptor_t, g_stDesc, (void *)(uintptr_t)o_stDesc, true))
+        return; /* stDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_stDesc) { /* stDesc */
-        k_ = ok_ ? n_stDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && stDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnSpatialTransformerDescriptor_t, (void *)(uintptr_t)stDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateTensorDescriptor(apigen_call_ctx *cx)
 {
     cudnnTensorDescriptor_t *tensorDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_tensorDesc = 0;
-    uint64_t n_tensorDesc = 0;
+    uint64_t g_tensorDesc = 0;
+    cudnnTensorDescriptor_t o_tensorDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_tensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tensorDesc"); return; }
-    if (p_tensorDesc) {
-        n_tensorDesc = (uint64_t)(1);
-        tensorDesc = apigen_scratch(cx, n_tensorDesc, sizeof(cudnnTensorDescriptor_t));
-        if (tensorDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_tensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tensorDesc"); return; }
+    if (g_tensorDesc != 0) { /* tensorDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_tensorDesc)) return;
+        tensorDesc = &o_tensorDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateTensorDescriptor(tensorDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_tensorDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnTensorDescriptor_t, g_tensorDesc, (void *)(uintptr_t)o_tensorDesc, true))
+        return; /* tensorDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_tensorDesc) { /* tensorDesc */
-        k_ = ok_ ? n_tensorDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && tensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnTensorDescriptor_t, (void *)(uintptr_t)tensorDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnCreateTensorTransformDescriptor(apigen_call_ctx *cx)
 {
     cudnnTensorTransformDescriptor_t *transformDesc = {0};
     cudnnStatus_t ret_;
-    uint8_t p_transformDesc = 0;
-    uint64_t n_transformDesc = 0;
+    uint64_t g_transformDesc = 0;
+    cudnnTensorTransformDescriptor_t o_transformDesc = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u8(cx->rd, &p_transformDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transformDesc"); return; }
-    if (p_transformDesc) {
-        n_transformDesc = (uint64_t)(1);
-        transformDesc = apigen_scratch(cx, n_transformDesc, sizeof(cudnnTensorTransformDescriptor_t));
-        if (transformDesc == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_transformDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transformDesc"); return; }
+    if (g_transformDesc != 0) { /* transformDesc: the guest named it */
+        if (!apigen_handle_claim(cx, g_transformDesc)) return;
+        transformDesc = &o_transformDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnCreateTensorTransformDescriptor(transformDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
+    if (ok_ && g_transformDesc != 0 && !apigen_handle_bind(cx, &ht_cudnnTensorTransformDescriptor_t, g_transformDesc, (void *)(uintptr_t)o_transformDesc, true))
+        return; /* transformDesc */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_transformDesc) { /* transformDesc */
-        k_ = ok_ ? n_transformDesc : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && transformDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnTensorTransformDescriptor_t, (void *)(uintptr_t)transformDesc[i_]) : 0)) return;
-    }
 }
 
 static void h_cudnnDeriveBNTensorDescriptor(apigen_call_ctx *cx)

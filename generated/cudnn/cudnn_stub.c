@@ -376,21 +376,29 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+/* The forwarder of cudnnBackendCreateDescriptor: the spec's hand-written guest code exports cudnnBackendCreateDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_descriptor = 0;
-    uint64_t i_;
+    uint64_t g_descriptor = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnBackendCreateDescriptor))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)descriptorType)) goto nomem; /* descriptorType */
-    if (descriptor != NULL) {
-        n_descriptor = (uint64_t)(1);
+    if (descriptor != NULL && (g_descriptor = apigen_guest_id(&call_)) == 0) goto nomem; /* descriptor: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_descriptor)) goto nomem;
+    if ((descriptorType == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) && descriptor != NULL) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (descriptor != NULL)
+            *descriptor = (cudnnBackendDescriptor_t)(uintptr_t)g_descriptor; /* descriptor: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, descriptor != NULL)) goto nomem; /* descriptor */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -399,14 +407,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorT
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (descriptor != NULL) { /* descriptor */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_descriptor) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            descriptor[i_] = (cudnnBackendDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (descriptor != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *descriptor = (cudnnBackendDescriptor_t)(uintptr_t)g_descriptor; /* descriptor: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -431,7 +433,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+/* The forwarder of cudnnBackendDestroyDescriptor: the spec's hand-written guest code exports cudnnBackendDestroyDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -442,6 +445,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnBackendDestroyDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descriptor)) goto nomem; /* descriptor */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((descriptor != 0) && ((uint64_t)(uintptr_t)descriptor == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)descriptor))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -533,17 +546,30 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+bool cudnn_finalize_queued(cudnnBackendDescriptor_t descriptor); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnBackendFinalize: the spec's hand-written guest code exports cudnnBackendFinalize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_finalize_queued(descriptor);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)descriptor); /* descriptor */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnBackendFinalize, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descriptor)) goto nomem; /* descriptor */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)descriptor == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)descriptor))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -729,7 +755,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
+/* The forwarder of cudnnBackendSetAttribute: the spec's hand-written guest code exports cudnnBackendSetAttribute and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName, cudnnBackendAttributeType_t attributeType, int64_t elementCount, const void *arrayOfElements)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -750,7 +777,10 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t de
     if (!apigen_put_opt_bytes_ref(call_.wr, arrayOfElements, n_arrayOfElements)) goto nomem; /* arrayOfElements */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((attributeName == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS) || (attributeName == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_INTERMEDIATES)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_WORKSPACE)) && ((uint64_t)(uintptr_t)descriptor == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)descriptor))) {
+    if (((((attributeName == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS) || (attributeName == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_INTERMEDIATES)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_WORKSPACE)) && ((uint64_t)(uintptr_t)descriptor == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)descriptor))
+            && (!(attributeType == CUDNN_TYPE_VOID_PTR) || apigen_vouch_dev_elems(&call_, arrayOfElements, n_arrayOfElements))
+            && (!(attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) || apigen_vouch_id_elems(&call_, arrayOfElements, n_arrayOfElements, sizeof(cudnnBackendDescriptor_t)))
+            && (!(attributeType == CUDNN_TYPE_HANDLE) || apigen_vouch_id_elems(&call_, arrayOfElements, n_arrayOfElements, sizeof(cudnnHandle_t)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2227,14 +2257,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescr
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_activationDesc = 0;
-    uint64_t i_;
+    uint64_t g_activationDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateActivationDescriptor))
         goto fail;
+    if (activationDesc != NULL && (g_activationDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* activationDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_activationDesc)) goto nomem;
     if (activationDesc != NULL) {
-        n_activationDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (activationDesc != NULL)
+            *activationDesc = (cudnnActivationDescriptor_t)(uintptr_t)g_activationDesc; /* activationDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, activationDesc != NULL)) goto nomem; /* activationDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2243,14 +2280,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (activationDesc != NULL) { /* activationDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_activationDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            activationDesc[i_] = (cudnnActivationDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (activationDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *activationDesc = (cudnnActivationDescriptor_t)(uintptr_t)g_activationDesc; /* activationDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2281,14 +2312,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateAttnDescriptor(cudnnAttnDescriptor_t *att
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_attnDesc = 0;
-    uint64_t i_;
+    uint64_t g_attnDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateAttnDescriptor))
         goto fail;
+    if (attnDesc != NULL && (g_attnDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* attnDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_attnDesc)) goto nomem;
     if (attnDesc != NULL) {
-        n_attnDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (attnDesc != NULL)
+            *attnDesc = (cudnnAttnDescriptor_t)(uintptr_t)g_attnDesc; /* attnDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, attnDesc != NULL)) goto nomem; /* attnDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2297,14 +2335,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateAttnDescriptor(cudnnAttnDescriptor_t *att
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (attnDesc != NULL) { /* attnDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_attnDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            attnDesc[i_] = (cudnnAttnDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (attnDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *attnDesc = (cudnnAttnDescriptor_t)(uintptr_t)g_attnDesc; /* attnDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2335,14 +2367,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_ctcLossDesc = 0;
-    uint64_t i_;
+    uint64_t g_ctcLossDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateCTCLossDescriptor))
         goto fail;
+    if (ctcLossDesc != NULL && (g_ctcLossDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* ctcLossDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_ctcLossDesc)) goto nomem;
     if (ctcLossDesc != NULL) {
-        n_ctcLossDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (ctcLossDesc != NULL)
+            *ctcLossDesc = (cudnnCTCLossDescriptor_t)(uintptr_t)g_ctcLossDesc; /* ctcLossDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, ctcLossDesc != NULL)) goto nomem; /* ctcLossDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2351,14 +2390,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (ctcLossDesc != NULL) { /* ctcLossDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_ctcLossDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            ctcLossDesc[i_] = (cudnnCTCLossDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (ctcLossDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *ctcLossDesc = (cudnnCTCLossDescriptor_t)(uintptr_t)g_ctcLossDesc; /* ctcLossDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2389,14 +2422,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDes
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_convDesc = 0;
-    uint64_t i_;
+    uint64_t g_convDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateConvolutionDescriptor))
         goto fail;
+    if (convDesc != NULL && (g_convDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* convDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_convDesc)) goto nomem;
     if (convDesc != NULL) {
-        n_convDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (convDesc != NULL)
+            *convDesc = (cudnnConvolutionDescriptor_t)(uintptr_t)g_convDesc; /* convDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, convDesc != NULL)) goto nomem; /* convDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2405,14 +2445,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDes
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (convDesc != NULL) { /* convDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_convDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            convDesc[i_] = (cudnnConvolutionDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (convDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *convDesc = (cudnnConvolutionDescriptor_t)(uintptr_t)g_convDesc; /* convDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2443,14 +2477,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_dropoutDesc = 0;
-    uint64_t i_;
+    uint64_t g_dropoutDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateDropoutDescriptor))
         goto fail;
+    if (dropoutDesc != NULL && (g_dropoutDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* dropoutDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_dropoutDesc)) goto nomem;
     if (dropoutDesc != NULL) {
-        n_dropoutDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (dropoutDesc != NULL)
+            *dropoutDesc = (cudnnDropoutDescriptor_t)(uintptr_t)g_dropoutDesc; /* dropoutDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, dropoutDesc != NULL)) goto nomem; /* dropoutDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2459,14 +2500,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (dropoutDesc != NULL) { /* dropoutDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dropoutDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            dropoutDesc[i_] = (cudnnDropoutDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (dropoutDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *dropoutDesc = (cudnnDropoutDescriptor_t)(uintptr_t)g_dropoutDesc; /* dropoutDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2497,14 +2532,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_filterDesc = 0;
-    uint64_t i_;
+    uint64_t g_filterDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateFilterDescriptor))
         goto fail;
+    if (filterDesc != NULL && (g_filterDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* filterDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_filterDesc)) goto nomem;
     if (filterDesc != NULL) {
-        n_filterDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (filterDesc != NULL)
+            *filterDesc = (cudnnFilterDescriptor_t)(uintptr_t)g_filterDesc; /* filterDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, filterDesc != NULL)) goto nomem; /* filterDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2513,14 +2555,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (filterDesc != NULL) { /* filterDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_filterDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            filterDesc[i_] = (cudnnFilterDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (filterDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *filterDesc = (cudnnFilterDescriptor_t)(uintptr_t)g_filterDesc; /* filterDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2716,14 +2752,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normD
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_normDesc = 0;
-    uint64_t i_;
+    uint64_t g_normDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateLRNDescriptor))
         goto fail;
+    if (normDesc != NULL && (g_normDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* normDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_normDesc)) goto nomem;
     if (normDesc != NULL) {
-        n_normDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (normDesc != NULL)
+            *normDesc = (cudnnLRNDescriptor_t)(uintptr_t)g_normDesc; /* normDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, normDesc != NULL)) goto nomem; /* normDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2732,14 +2775,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normD
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (normDesc != NULL) { /* normDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_normDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            normDesc[i_] = (cudnnLRNDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (normDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *normDesc = (cudnnLRNDescriptor_t)(uintptr_t)g_normDesc; /* normDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2770,14 +2807,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescripto
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_opTensorDesc = 0;
-    uint64_t i_;
+    uint64_t g_opTensorDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateOpTensorDescriptor))
         goto fail;
+    if (opTensorDesc != NULL && (g_opTensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* opTensorDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_opTensorDesc)) goto nomem;
     if (opTensorDesc != NULL) {
-        n_opTensorDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (opTensorDesc != NULL)
+            *opTensorDesc = (cudnnOpTensorDescriptor_t)(uintptr_t)g_opTensorDesc; /* opTensorDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, opTensorDesc != NULL)) goto nomem; /* opTensorDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2786,14 +2830,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescripto
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (opTensorDesc != NULL) { /* opTensorDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_opTensorDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            opTensorDesc[i_] = (cudnnOpTensorDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (opTensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *opTensorDesc = (cudnnOpTensorDescriptor_t)(uintptr_t)g_opTensorDesc; /* opTensorDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2824,14 +2862,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_poolingDesc = 0;
-    uint64_t i_;
+    uint64_t g_poolingDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreatePoolingDescriptor))
         goto fail;
+    if (poolingDesc != NULL && (g_poolingDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* poolingDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_poolingDesc)) goto nomem;
     if (poolingDesc != NULL) {
-        n_poolingDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (poolingDesc != NULL)
+            *poolingDesc = (cudnnPoolingDescriptor_t)(uintptr_t)g_poolingDesc; /* poolingDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, poolingDesc != NULL)) goto nomem; /* poolingDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2840,14 +2885,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (poolingDesc != NULL) { /* poolingDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_poolingDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            poolingDesc[i_] = (cudnnPoolingDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (poolingDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *poolingDesc = (cudnnPoolingDescriptor_t)(uintptr_t)g_poolingDesc; /* poolingDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2878,14 +2917,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_rnnDataDesc = 0;
-    uint64_t i_;
+    uint64_t g_rnnDataDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateRNNDataDescriptor))
         goto fail;
+    if (rnnDataDesc != NULL && (g_rnnDataDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* rnnDataDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_rnnDataDesc)) goto nomem;
     if (rnnDataDesc != NULL) {
-        n_rnnDataDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (rnnDataDesc != NULL)
+            *rnnDataDesc = (cudnnRNNDataDescriptor_t)(uintptr_t)g_rnnDataDesc; /* rnnDataDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, rnnDataDesc != NULL)) goto nomem; /* rnnDataDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2894,14 +2940,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (rnnDataDesc != NULL) { /* rnnDataDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_rnnDataDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            rnnDataDesc[i_] = (cudnnRNNDataDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (rnnDataDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *rnnDataDesc = (cudnnRNNDataDescriptor_t)(uintptr_t)g_rnnDataDesc; /* rnnDataDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2932,14 +2972,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDe
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_rnnDesc = 0;
-    uint64_t i_;
+    uint64_t g_rnnDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateRNNDescriptor))
         goto fail;
+    if (rnnDesc != NULL && (g_rnnDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* rnnDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_rnnDesc)) goto nomem;
     if (rnnDesc != NULL) {
-        n_rnnDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (rnnDesc != NULL)
+            *rnnDesc = (cudnnRNNDescriptor_t)(uintptr_t)g_rnnDesc; /* rnnDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, rnnDesc != NULL)) goto nomem; /* rnnDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2948,14 +2995,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (rnnDesc != NULL) { /* rnnDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_rnnDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            rnnDesc[i_] = (cudnnRNNDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (rnnDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *rnnDesc = (cudnnRNNDescriptor_t)(uintptr_t)g_rnnDesc; /* rnnDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2986,14 +3027,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorD
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_reduceTensorDesc = 0;
-    uint64_t i_;
+    uint64_t g_reduceTensorDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateReduceTensorDescriptor))
         goto fail;
+    if (reduceTensorDesc != NULL && (g_reduceTensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* reduceTensorDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_reduceTensorDesc)) goto nomem;
     if (reduceTensorDesc != NULL) {
-        n_reduceTensorDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (reduceTensorDesc != NULL)
+            *reduceTensorDesc = (cudnnReduceTensorDescriptor_t)(uintptr_t)g_reduceTensorDesc; /* reduceTensorDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, reduceTensorDesc != NULL)) goto nomem; /* reduceTensorDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3002,14 +3050,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorD
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (reduceTensorDesc != NULL) { /* reduceTensorDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_reduceTensorDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            reduceTensorDesc[i_] = (cudnnReduceTensorDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (reduceTensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *reduceTensorDesc = (cudnnReduceTensorDescriptor_t)(uintptr_t)g_reduceTensorDesc; /* reduceTensorDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3040,14 +3082,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateSeqDataDescriptor(cudnnSeqDataDescriptor_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_seqDataDesc = 0;
-    uint64_t i_;
+    uint64_t g_seqDataDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateSeqDataDescriptor))
         goto fail;
+    if (seqDataDesc != NULL && (g_seqDataDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* seqDataDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_seqDataDesc)) goto nomem;
     if (seqDataDesc != NULL) {
-        n_seqDataDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (seqDataDesc != NULL)
+            *seqDataDesc = (cudnnSeqDataDescriptor_t)(uintptr_t)g_seqDataDesc; /* seqDataDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, seqDataDesc != NULL)) goto nomem; /* seqDataDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3056,14 +3105,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateSeqDataDescriptor(cudnnSeqDataDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (seqDataDesc != NULL) { /* seqDataDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_seqDataDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            seqDataDesc[i_] = (cudnnSeqDataDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (seqDataDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *seqDataDesc = (cudnnSeqDataDescriptor_t)(uintptr_t)g_seqDataDesc; /* seqDataDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3094,14 +3137,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateSpatialTransformerDescriptor(cudnnSpatial
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_stDesc = 0;
-    uint64_t i_;
+    uint64_t g_stDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateSpatialTransformerDescriptor))
         goto fail;
+    if (stDesc != NULL && (g_stDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* stDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_stDesc)) goto nomem;
     if (stDesc != NULL) {
-        n_stDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (stDesc != NULL)
+            *stDesc = (cudnnSpatialTransformerDescriptor_t)(uintptr_t)g_stDesc; /* stDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, stDesc != NULL)) goto nomem; /* stDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3110,14 +3160,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateSpatialTransformerDescriptor(cudnnSpatial
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (stDesc != NULL) { /* stDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_stDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            stDesc[i_] = (cudnnSpatialTransformerDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (stDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *stDesc = (cudnnSpatialTransformerDescriptor_t)(uintptr_t)g_stDesc; /* stDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3148,14 +3192,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_tensorDesc = 0;
-    uint64_t i_;
+    uint64_t g_tensorDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateTensorDescriptor))
         goto fail;
+    if (tensorDesc != NULL && (g_tensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* tensorDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_tensorDesc)) goto nomem;
     if (tensorDesc != NULL) {
-        n_tensorDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (tensorDesc != NULL)
+            *tensorDesc = (cudnnTensorDescriptor_t)(uintptr_t)g_tensorDesc; /* tensorDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, tensorDesc != NULL)) goto nomem; /* tensorDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3164,14 +3215,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (tensorDesc != NULL) { /* tensorDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_tensorDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            tensorDesc[i_] = (cudnnTensorDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (tensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *tensorDesc = (cudnnTensorDescriptor_t)(uintptr_t)g_tensorDesc; /* tensorDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3202,14 +3247,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorTransformDescriptor(cudnnTensorTran
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
-    uint64_t n_transformDesc = 0;
-    uint64_t i_;
+    uint64_t g_transformDesc = 0;
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateTensorTransformDescriptor))
         goto fail;
+    if (transformDesc != NULL && (g_transformDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* transformDesc: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_transformDesc)) goto nomem;
     if (transformDesc != NULL) {
-        n_transformDesc = (uint64_t)(1);
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (transformDesc != NULL)
+            *transformDesc = (cudnnTensorTransformDescriptor_t)(uintptr_t)g_transformDesc; /* transformDesc: the server binds it when the call runs */
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, transformDesc != NULL)) goto nomem; /* transformDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3218,14 +3270,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorTransformDescriptor(cudnnTensorTran
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (transformDesc != NULL) { /* transformDesc */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_transformDesc) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            transformDesc[i_] = (cudnnTensorTransformDescriptor_t)(uintptr_t)v_;
-        }
-    }
+    if (transformDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
+        *transformDesc = (cudnnTensorTransformDescriptor_t)(uintptr_t)g_transformDesc; /* transformDesc: the id the server binds */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3401,6 +3447,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDesc
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyActivationDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)activationDesc)) goto nomem; /* activationDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3444,6 +3500,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyAttnDescriptor(cudnnAttnDescriptor_t att
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyAttnDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)attnDesc)) goto nomem; /* attnDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)attnDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)attnDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3487,6 +3553,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyCTCLossDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctcLossDesc)) goto nomem; /* ctcLossDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)ctcLossDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctcLossDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3530,6 +3606,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDe
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyConvolutionDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)convDesc)) goto nomem; /* convDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3573,6 +3659,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyDropoutDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dropoutDesc)) goto nomem; /* dropoutDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dropoutDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dropoutDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3617,6 +3713,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDe
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyFilterDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)filterDesc)) goto nomem; /* filterDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)filterDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)filterDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3789,6 +3895,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyLRNDescriptor(cudnnLRNDescriptor_t lrnDe
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyLRNDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)lrnDesc)) goto nomem; /* lrnDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)lrnDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lrnDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3832,6 +3948,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescript
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyOpTensorDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)opTensorDesc)) goto nomem; /* opTensorDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)opTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)opTensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3875,6 +4001,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyPoolingDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)poolingDesc)) goto nomem; /* poolingDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)poolingDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)poolingDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3918,6 +4054,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyRNNDataDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)rnnDataDesc)) goto nomem; /* rnnDataDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)rnnDataDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)rnnDataDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3961,6 +4107,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDe
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyRNNDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)rnnDesc)) goto nomem; /* rnnDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)rnnDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)rnnDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4004,6 +4160,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyReduceTensorDescriptor(cudnnReduceTensor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyReduceTensorDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)reduceTensorDesc)) goto nomem; /* reduceTensorDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)reduceTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)reduceTensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4047,6 +4213,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroySeqDataDescriptor(cudnnSeqDataDescriptor
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroySeqDataDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)seqDataDesc)) goto nomem; /* seqDataDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)seqDataDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)seqDataDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4090,6 +4266,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroySpatialTransformerDescriptor(cudnnSpatia
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroySpatialTransformerDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stDesc)) goto nomem; /* stDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4134,6 +4320,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyTensorDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tensorDesc)) goto nomem; /* tensorDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4177,6 +4373,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorTransformDescriptor(cudnnTensorTra
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyTensorTransformDescriptor, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)transformDesc)) goto nomem; /* transformDesc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)transformDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12042,6 +12248,7 @@ done:
     return ret_;
 }
 
+bool cudnn_filter4d_queued(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int k, int c, int h, int w); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetFilter4dDescriptor: the spec's hand-written guest code exports cudnnSetFilter4dDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int k, int c, int h, int w)
 {
@@ -12049,6 +12256,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDesc
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_filter4d_queued(filterDesc, dataType, format, k, c, h, w);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)filterDesc); /* filterDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetFilter4dDescriptor, srv_))
@@ -12060,6 +12268,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDesc
     if (!apigen_put_u32(call_.wr, (uint32_t)c)) goto nomem; /* c */
     if (!apigen_put_u32(call_.wr, (uint32_t)h)) goto nomem; /* h */
     if (!apigen_put_u32(call_.wr, (uint32_t)w)) goto nomem; /* w */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)filterDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)filterDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12092,6 +12310,7 @@ done:
     return ret_;
 }
 
+bool cudnn_filter_nd_queued(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int nbDims, const int filterDimA[]); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetFilterNdDescriptor: the spec's hand-written guest code exports cudnnSetFilterNdDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int nbDims, const int filterDimA[])
 {
@@ -12100,6 +12319,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDesc
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_filterDimA = 0;
+    bool may_queue_ = cudnn_filter_nd_queued(filterDesc, dataType, format, nbDims, filterDimA);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)filterDesc); /* filterDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetFilterNdDescriptor, srv_))
@@ -12112,6 +12332,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDesc
         if (!apigen_mul_size((uint64_t)((nbDims > 0) ? (nbDims) : (0)), sizeof(int), &n_filterDimA)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, filterDimA, n_filterDimA)) goto nomem; /* filterDimA */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)filterDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)filterDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12793,6 +13023,7 @@ done:
     return ret_;
 }
 
+bool cudnn_tensor4d_queued(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int n, int c, int h, int w); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetTensor4dDescriptor: the spec's hand-written guest code exports cudnnSetTensor4dDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int n, int c, int h, int w)
 {
@@ -12800,6 +13031,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDesc
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_tensor4d_queued(tensorDesc, format, dataType, n, c, h, w);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)tensorDesc); /* tensorDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetTensor4dDescriptor, srv_))
@@ -12811,6 +13043,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDesc
     if (!apigen_put_u32(call_.wr, (uint32_t)c)) goto nomem; /* c */
     if (!apigen_put_u32(call_.wr, (uint32_t)h)) goto nomem; /* h */
     if (!apigen_put_u32(call_.wr, (uint32_t)w)) goto nomem; /* w */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12843,6 +13085,7 @@ done:
     return ret_;
 }
 
+bool cudnn_tensor4d_ex_queued(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c, int h, int w, int nStride, int cStride, int hStride, int wStride); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetTensor4dDescriptorEx: the spec's hand-written guest code exports cudnnSetTensor4dDescriptorEx and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c, int h, int w, int nStride, int cStride, int hStride, int wStride)
 {
@@ -12850,6 +13093,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDe
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_tensor4d_ex_queued(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)tensorDesc); /* tensorDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetTensor4dDescriptorEx, srv_))
@@ -12864,6 +13108,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDe
     if (!apigen_put_u32(call_.wr, (uint32_t)cStride)) goto nomem; /* cStride */
     if (!apigen_put_u32(call_.wr, (uint32_t)hStride)) goto nomem; /* hStride */
     if (!apigen_put_u32(call_.wr, (uint32_t)wStride)) goto nomem; /* wStride */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12896,6 +13150,7 @@ done:
     return ret_;
 }
 
+bool cudnn_tensor_nd_queued(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int dimA[], const int strideA[]); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetTensorNdDescriptor: the spec's hand-written guest code exports cudnnSetTensorNdDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int dimA[], const int strideA[])
 {
@@ -12905,6 +13160,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDesc
     cudnnStatus_t ret_ = {0};
     uint64_t n_dimA = 0;
     uint64_t n_strideA = 0;
+    bool may_queue_ = cudnn_tensor_nd_queued(tensorDesc, dataType, nbDims, dimA, strideA);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)tensorDesc); /* tensorDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetTensorNdDescriptor, srv_))
@@ -12920,6 +13176,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDesc
         if (!apigen_mul_size((uint64_t)((nbDims > 0) ? (nbDims) : (0)), sizeof(int), &n_strideA)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, strideA, n_strideA)) goto nomem; /* strideA */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12955,6 +13221,7 @@ done:
     return ret_;
 }
 
+bool cudnn_tensor_nd_ex_queued(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int nbDims, const int dimA[]); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnSetTensorNdDescriptorEx: the spec's hand-written guest code exports cudnnSetTensorNdDescriptorEx and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int nbDims, const int dimA[])
 {
@@ -12963,6 +13230,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDe
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_dimA = 0;
+    bool may_queue_ = cudnn_tensor_nd_ex_queued(tensorDesc, format, dataType, nbDims, dimA);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)tensorDesc); /* tensorDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnSetTensorNdDescriptorEx, srv_))
@@ -12975,6 +13243,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDe
         if (!apigen_mul_size((uint64_t)((nbDims > 0) ? (nbDims) : (0)), sizeof(int), &n_dimA)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, dimA, n_dimA)) goto nomem; /* dimA */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

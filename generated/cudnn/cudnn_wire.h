@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDNN_FINGERPRINT UINT64_C(0x06777cf71c0da331)
+#define CUDNN_FINGERPRINT UINT64_C(0xde264dc025243505)
 
 /* Call ids: forwarded and custom functions. */
 enum {

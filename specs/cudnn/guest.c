@@ -6,6 +6,7 @@
  * cuDNN's. Without a server it says so instead of inventing cuDNN's
  * wording. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,4 +295,174 @@ APIGEN_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDes
 {
     type_forget(dest, 0);
     return cudnn_fwd_cudnnInitTransformDest(t, src, dest, size);
+}
+
+/* ---- which setters and finalizes may be queued (async_check) ------------------------
+ * A queued call returns success at once; its error, if any, reaches the
+ * thread's next sync cuDNN call. So a call is queued only when nothing cuDNN
+ * documents refusing is in its arguments: the descriptor is not NULL, the
+ * format is NCHW or NHWC, the data type one of the floating-point ones
+ * (the vectorized integer types have layout rules of their own), 4 to
+ * CUDNN_DIM_MAX dimensions of at least 1, strides of at least 1, at most
+ * 2^31 - 1 elements and as far between the first and the last one. Any
+ * other call goes sync, and cuDNN's own answer is the call's. */
+static bool float_type(cudnnDataType_t dt)
+{
+    return dt == CUDNN_DATA_FLOAT || dt == CUDNN_DATA_DOUBLE || dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16;
+}
+
+static bool plain_format(cudnnTensorFormat_t f)
+{
+    return f == CUDNN_TENSOR_NCHW || f == CUDNN_TENSOR_NHWC;
+}
+
+static bool dims_ok(int nb, const int dim[], const int stride[])
+{
+    if (nb < 4 || nb > CUDNN_DIM_MAX || !dim) return false;
+    int64_t elems = 1, last = 0;
+    for (int i = 0; i < nb; i++) {
+        if (dim[i] < 1 || (stride && stride[i] < 1)) return false;
+        elems *= dim[i];
+        if (stride) last += (int64_t)(dim[i] - 1) * stride[i];
+        if (elems > INT32_MAX || last >= INT32_MAX) return false;
+    }
+    return true;
+}
+
+bool cudnn_tensor4d_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t dt, int n, int c,
+                           int h, int w)
+{
+    int dim[4] = {n, c, h, w};
+    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+}
+
+bool cudnn_tensor4d_ex_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n, int c, int h, int w, int ns,
+                              int cs, int hs, int ws)
+{
+    int dim[4] = {n, c, h, w}, stride[4] = {ns, cs, hs, ws};
+    return d && float_type(dt) && dims_ok(4, dim, stride);
+}
+
+bool cudnn_tensor_nd_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb, const int dimA[],
+                            const int strideA[])
+{
+    return d && strideA && float_type(dt) && dims_ok(nb, dimA, strideA);
+}
+
+bool cudnn_tensor_nd_ex_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t dt, int nb,
+                               const int dimA[])
+{
+    return d && plain_format(f) && float_type(dt) && dims_ok(nb, dimA, NULL);
+}
+
+bool cudnn_filter4d_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int k, int c,
+                           int h, int w)
+{
+    int dim[4] = {k, c, h, w};
+    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+}
+
+bool cudnn_filter_nd_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int nb,
+                            const int filterDimA[])
+{
+    return d && plain_format(f) && float_type(dt) && dims_ok(nb, filterDimA, NULL);
+}
+
+/* Variant packs the guest created, until destroyed: how many unique ids and
+ * data pointers were set (-1: none yet) and whether it was finalized. cuDNN
+ * finalizes a pack whose counts agree, once; such a finalize is queued,
+ * any other goes sync. A pack not in the table (the table full, a pack made
+ * elsewhere) goes sync too. */
+#define PACKS 256 /* live at once: one per execution in flight */
+static struct {
+    uintptr_t id; /* 0: free */
+    int64_t nids, nptrs;
+    bool finalized;
+} packs[PACKS];
+static pthread_mutex_t packs_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int pack_find_locked(uintptr_t id)
+{
+    for (int i = 0; i < PACKS && id; i++)
+        if (packs[i].id == id) return i;
+    return -1;
+}
+
+static void pack_note(uintptr_t id)
+{
+    pthread_mutex_lock(&packs_mu);
+    int i = pack_find_locked(id);
+    for (int k = 0; k < PACKS && i < 0; k++)
+        if (!packs[k].id) i = k;
+    if (i >= 0) {
+        packs[i].id = id;
+        packs[i].nids = packs[i].nptrs = -1;
+        packs[i].finalized = false;
+    }
+    pthread_mutex_unlock(&packs_mu);
+}
+
+static void pack_forget(uintptr_t id)
+{
+    pthread_mutex_lock(&packs_mu);
+    int i = pack_find_locked(id);
+    if (i >= 0) packs[i].id = 0;
+    pthread_mutex_unlock(&packs_mu);
+}
+
+bool cudnn_finalize_queued(cudnnBackendDescriptor_t d)
+{
+    pthread_mutex_lock(&packs_mu);
+    int i = pack_find_locked((uintptr_t)d);
+    bool ok = i >= 0 && !packs[i].finalized && packs[i].nids >= 0 && packs[i].nids == packs[i].nptrs;
+    pthread_mutex_unlock(&packs_mu);
+    return ok;
+}
+
+cudnnStatus_t cudnn_fwd_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *);
+cudnnStatus_t cudnn_fwd_cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t);
+cudnnStatus_t cudnn_fwd_cudnnBackendFinalize(cudnnBackendDescriptor_t);
+cudnnStatus_t cudnn_fwd_cudnnBackendSetAttribute(cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
+                                                 cudnnBackendAttributeType_t, int64_t, const void *);
+
+APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+                                                        cudnnBackendDescriptor_t *d)
+{
+    cudnnStatus_t s = cudnn_fwd_cudnnBackendCreateDescriptor(type, d);
+    if (s == CUDNN_STATUS_SUCCESS && d && type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) pack_note((uintptr_t)*d);
+    return s;
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t d)
+{
+    pack_forget((uintptr_t)d);
+    return cudnn_fwd_cudnnBackendDestroyDescriptor(d);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name,
+                                                    cudnnBackendAttributeType_t type, int64_t count,
+                                                    const void *elems)
+{
+    cudnnStatus_t s = cudnn_fwd_cudnnBackendSetAttribute(d, name, type, count, elems);
+    if (s == CUDNN_STATUS_SUCCESS &&
+        (name == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS || name == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)) {
+        pthread_mutex_lock(&packs_mu);
+        int i = pack_find_locked((uintptr_t)d);
+        if (i >= 0 && name == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS) packs[i].nids = count;
+        if (i >= 0 && name == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS) packs[i].nptrs = count;
+        pthread_mutex_unlock(&packs_mu);
+    }
+    return s;
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
+{
+    cudnnStatus_t s = cudnn_fwd_cudnnBackendFinalize(d);
+    if (s == CUDNN_STATUS_SUCCESS) {
+        pthread_mutex_lock(&packs_mu);
+        int i = pack_find_locked((uintptr_t)d);
+        if (i >= 0) packs[i].finalized = true;
+        pthread_mutex_unlock(&packs_mu);
+    }
+    return s;
 }

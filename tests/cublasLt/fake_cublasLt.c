@@ -174,12 +174,19 @@ EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
 }
 
 /* ---- matrix layout ---- */
+/* At most FAKE_CUBLASLT_MAX_LAYOUTS layouts live at once: the next create
+ * fails as a host allocation would (tests/cublasLt/step_loop.c makes one
+ * fail, the one error a queued create can meet) */
+#define FAKE_CUBLASLT_MAX_LAYOUTS 512
+static int live_layouts;
 EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
                                                  uint64_t rows, uint64_t cols, int64_t ld)
 {
     if (!l) return CUBLAS_STATUS_INVALID_VALUE;
+    if (live_layouts >= FAKE_CUBLASLT_MAX_LAYOUTS) return CUBLAS_STATUS_ALLOC_FAILED;
     flayout *f = calloc(1, sizeof *f);
     if (!f) return CUBLAS_STATUS_ALLOC_FAILED;
+    live_layouts++;
     *f = (flayout){MAGIC_L, type, CUBLASLT_ORDER_COL, rows, cols, ld};
     *l = (cublasLtMatrixLayout_t)f;
     return CUBLAS_STATUS_SUCCESS;
@@ -189,6 +196,7 @@ EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
     if (!is(l, MAGIC_L)) return CUBLAS_STATUS_NOT_INITIALIZED;
     ((flayout *)l)->magic = 0;
     free(l);
+    live_layouts--;
     return CUBLAS_STATUS_SUCCESS;
 }
 static void *layout_field(flayout *f, cublasLtMatrixLayoutAttribute_t a, size_t *size)

@@ -73,6 +73,7 @@ EXPORT const char *cudnnGetErrorString(cudnnStatus_t s)
     case BAD: return "CUDNN_STATUS_BAD_PARAM";
     case CUDNN_STATUS_BAD_PARAM_NULL_POINTER: return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
     case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+    case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED: return "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED";
     case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
     case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
     default: return "CUDNN_STATUS_UNKNOWN (fake)";
@@ -87,13 +88,21 @@ struct cudnnConvolutionStruct { uint32_t magic; int pad_h, pad_w, u, v, dh, dw; 
 #define MAGIC_F 0xf11eu
 #define MAGIC_C 0xc0a7u
 
+/* At most FAKE_CUDNN_MAX_LIVE legacy descriptors live at once: the next
+ * create fails as a host allocation would (tests/cudnn/step_loop.c makes
+ * one fail, the one error a queued create can meet) */
+#define FAKE_CUDNN_MAX_LIVE 512
+static int live_descs;
 #define CREATE(fn, type, mg)                                                      \
     EXPORT cudnnStatus_t fn(type *d)                                              \
     {                                                                             \
         if (!d) return BAD;                                                       \
+        if (live_descs >= FAKE_CUDNN_MAX_LIVE)                                    \
+            return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;            \
         *d = calloc(1, sizeof **d);                                               \
         if (!*d) return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;       \
         (*d)->magic = mg;                                                      \
+        live_descs++;                                                             \
         return OK;                                                                \
     }
 #define DESTROY(fn, type, mg)                                                     \
@@ -103,6 +112,7 @@ struct cudnnConvolutionStruct { uint32_t magic; int pad_h, pad_w, u, v, dh, dw; 
         if (d->magic != mg) return BAD;                                        \
         d->magic = 0;                                                             \
         free(d);                                                                  \
+        live_descs--;                                                             \
         return OK;                                                                \
     }
 CREATE(cudnnCreateTensorDescriptor, cudnnTensorDescriptor_t, MAGIC_T)

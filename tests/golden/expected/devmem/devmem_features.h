@@ -6,6 +6,8 @@
 #ifndef DEVMEM_FEATURES_H
 #define DEVMEM_FEATURES_H
 
+#define APIGEN_HAS_CONST_DEV_ATTR_COUNT 1
+#define APIGEN_HAS_CONST_DEV_ATTR_TARGET 1
 #define APIGEN_HAS_CONST_DEV_D2D 1
 #define APIGEN_HAS_CONST_DEV_D2H 1
 #define APIGEN_HAS_CONST_DEV_ERR_LOST 1
@@ -19,6 +21,7 @@
 #define APIGEN_HAS_FN_devFill 1
 #define APIGEN_HAS_FN_devFree 1
 #define APIGEN_HAS_FN_devGather 1
+#define APIGEN_HAS_FN_devSetAttr 1
 #define APIGEN_HAS_PARAM_devAllocN_each 1
 #define APIGEN_HAS_PARAM_devAllocN_n 1
 #define APIGEN_HAS_PARAM_devAllocN_ptrs 1
@@ -35,6 +38,10 @@
 #define APIGEN_HAS_PARAM_devGather_dst 1
 #define APIGEN_HAS_PARAM_devGather_n 1
 #define APIGEN_HAS_PARAM_devGather_srcs 1
+#define APIGEN_HAS_PARAM_devSetAttr_attr 1
+#define APIGEN_HAS_PARAM_devSetAttr_buf 1
+#define APIGEN_HAS_PARAM_devSetAttr_bytes 1
+#define APIGEN_HAS_TYPE_devAttr 1
 #define APIGEN_HAS_TYPE_devKind 1
 #define APIGEN_HAS_TYPE_devStatus 1
 

@@ -228,22 +228,58 @@ static void h_devGather(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_devSetAttr(apigen_call_ctx *cx)
+{
+    devAttr attr = {0};
+    const void *buf = {0};
+    size_t bytes = {0};
+    devStatus ret_;
+    uint32_t v_attr;
+    uint64_t v_bytes;
+    const void *b_buf = NULL;
+    uint64_t l_buf = 0;
+    uint64_t n_buf = 0;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (devAttr)v_attr;
+    if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
+    bytes = (size_t)v_bytes;
+    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (b_buf != NULL) {
+        n_buf = (uint64_t)(bytes);
+        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+        buf = (const void *)b_buf;
+        if (attr == DEV_ATTR_TARGET) /* the elements are device addresses: the client's memory or NULL */
+            for (i_ = 0; i_ + sizeof(uint64_t) <= n_buf; i_ += sizeof(uint64_t)) {
+                uint64_t d_;
+                memcpy(&d_, (const char *)b_buf + i_, sizeof d_);
+                if (d_ != 0 && !apigen_dev_check(cx, d_, 0, false, "buf")) return;
+            }
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = devSetAttr(attr, buf, bytes);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[7] = {
+static const char *const call_names_[8] = {
     [DEVMEM_CALL_devAlloc] = "devAlloc",
     [DEVMEM_CALL_devAllocN] = "devAllocN",
     [DEVMEM_CALL_devCopy] = "devCopy",
     [DEVMEM_CALL_devFill] = "devFill",
     [DEVMEM_CALL_devFree] = "devFree",
     [DEVMEM_CALL_devGather] = "devGather",
+    [DEVMEM_CALL_devSetAttr] = "devSetAttr",
 };
-static const apigen_handler_fn handlers_[7] = {
+static const apigen_handler_fn handlers_[8] = {
     [DEVMEM_CALL_devAlloc] = h_devAlloc,
     [DEVMEM_CALL_devAllocN] = h_devAllocN,
     [DEVMEM_CALL_devCopy] = h_devCopy,
     [DEVMEM_CALL_devFill] = h_devFill,
     [DEVMEM_CALL_devFree] = h_devFree,
     [DEVMEM_CALL_devGather] = h_devGather,
+    [DEVMEM_CALL_devSetAttr] = h_devSetAttr,
 };
 const apigen_api apigen_api_devmem = {
     .name = "devmem",

@@ -348,13 +348,71 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[7] = {
+APIGEN_EXPORT devStatus devSetAttr(devAttr attr, const void *buf, size_t bytes)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    devStatus ret_ = {0};
+    uint64_t n_buf = 0;
+    if (!apigen_call_begin(&devmem_api, &call_, DEVMEM_CALL_devSetAttr))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */
+    if (buf != NULL) {
+        n_buf = (uint64_t)(bytes);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((!(attr == DEV_ATTR_TARGET) || apigen_vouch_dev_elems(&call_, buf, n_buf))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = DEV_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (devStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == DEV_OK) {
+        ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (devStatus)devmem_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("devSetAttr(attr=%llu, buf=%#llx, bytes=%llu) = %llu [%s, %llu us]", (unsigned long long)attr, (unsigned long long)(uintptr_t)buf, (unsigned long long)bytes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+static const char *const call_names_[8] = {
     [DEVMEM_CALL_devAlloc] = "devAlloc",
     [DEVMEM_CALL_devAllocN] = "devAllocN",
     [DEVMEM_CALL_devCopy] = "devCopy",
     [DEVMEM_CALL_devFill] = "devFill",
     [DEVMEM_CALL_devFree] = "devFree",
     [DEVMEM_CALL_devGather] = "devGather",
+    [DEVMEM_CALL_devSetAttr] = "devSetAttr",
 };
 const apigen_api devmem_api = {
     .name = "devmem",

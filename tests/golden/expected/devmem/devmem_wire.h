@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define DEVMEM_FINGERPRINT UINT64_C(0x5cd84447afa53509)
+#define DEVMEM_FINGERPRINT UINT64_C(0x6ba1314531a8770d)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -30,7 +30,8 @@ enum {
     DEVMEM_CALL_devFill = 4,
     DEVMEM_CALL_devFree = 5,
     DEVMEM_CALL_devGather = 6,
-    DEVMEM_NCALLS = 7
+    DEVMEM_CALL_devSetAttr = 7,
+    DEVMEM_NCALLS = 8
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */

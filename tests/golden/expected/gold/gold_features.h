@@ -29,6 +29,7 @@
 #define APIGEN_HAS_FN_goldCopy 1
 #define APIGEN_HAS_FN_goldCount 1
 #define APIGEN_HAS_FN_goldCreate 1
+#define APIGEN_HAS_FN_goldCreateQueued 1
 #define APIGEN_HAS_FN_goldCreateRet 1
 #define APIGEN_HAS_FN_goldDestroy 1
 #define APIGEN_HAS_FN_goldDevices 1
@@ -64,6 +65,7 @@
 #define APIGEN_HAS_PARAM_goldCopy_dst 1
 #define APIGEN_HAS_PARAM_goldCopy_src 1
 #define APIGEN_HAS_PARAM_goldCount_dev 1
+#define APIGEN_HAS_PARAM_goldCreateQueued_obj 1
 #define APIGEN_HAS_PARAM_goldCreateRet_dev 1
 #define APIGEN_HAS_PARAM_goldCreateRet_err 1
 #define APIGEN_HAS_PARAM_goldCreateRet_size 1

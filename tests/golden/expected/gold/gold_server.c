@@ -196,6 +196,27 @@ static void h_goldCreate(apigen_call_ctx *cx)
     }
 }
 
+static void h_goldCreateQueued(apigen_call_ctx *cx)
+{
+    goldObj *obj = {0};
+    goldStatus ret_;
+    uint64_t g_obj = 0;
+    goldObj o_obj = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &g_obj)) { apigen_reject(cx, APIGEN_BAD_ARGS, "obj"); return; }
+    if (g_obj != 0) { /* obj: the guest named it */
+        if (!apigen_handle_claim(cx, g_obj)) return;
+        obj = &o_obj;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldCreateQueued(obj);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == GOLD_OK;
+    if (ok_ && g_obj != 0 && !apigen_handle_bind(cx, &ht_goldObj, g_obj, (void *)(uintptr_t)o_obj, true))
+        return; /* obj */
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldCreateRet(apigen_call_ctx *cx)
 {
     goldDev dev = {0};
@@ -829,12 +850,13 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[26] = {
+static const char *const call_names_[27] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
     [GOLD_CALL_goldCount] = "goldCount",
     [GOLD_CALL_goldCreate] = "goldCreate",
+    [GOLD_CALL_goldCreateQueued] = "goldCreateQueued",
     [GOLD_CALL_goldCreateRet] = "goldCreateRet",
     [GOLD_CALL_goldDestroy] = "goldDestroy",
     [GOLD_CALL_goldDevices] = "goldDevices",
@@ -856,12 +878,13 @@ static const char *const call_names_[26] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[26] = {
+static const apigen_handler_fn handlers_[27] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
     [GOLD_CALL_goldCount] = h_goldCount,
     [GOLD_CALL_goldCreate] = h_goldCreate,
+    [GOLD_CALL_goldCreateQueued] = h_goldCreateQueued,
     [GOLD_CALL_goldCreateRet] = h_goldCreateRet,
     [GOLD_CALL_goldDestroy] = h_goldDestroy,
     [GOLD_CALL_goldDevices] = h_goldDevices,
@@ -883,7 +906,7 @@ static const apigen_handler_fn handlers_[26] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[26] = {
+static const uint8_t stream_in_calls_[27] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

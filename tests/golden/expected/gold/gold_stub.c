@@ -257,6 +257,61 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldCreateQueued(goldObj *obj)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t g_obj = 0;
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldCreateQueued))
+        goto fail;
+    if (obj != NULL && (g_obj = apigen_guest_id(&call_)) == 0) goto nomem; /* obj: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_obj)) goto nomem;
+    if (obj != NULL) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (obj != NULL)
+            *obj = (goldObj)(uintptr_t)g_obj; /* obj: the server binds it when the call runs */
+        ret_ = GOLD_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (obj != NULL && ret_ == GOLD_OK)
+        *obj = (goldObj)(uintptr_t)g_obj; /* obj: the id the server binds */
+    if (call_.has_deferred && ret_ == GOLD_OK) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldCreateQueued(obj=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)obj, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT goldObj goldCreateRet(goldDev dev, size_t size, goldStatus *err)
 {
     apigen_call call_;
@@ -1328,12 +1383,13 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[26] = {
+static const char *const call_names_[27] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
     [GOLD_CALL_goldCount] = "goldCount",
     [GOLD_CALL_goldCreate] = "goldCreate",
+    [GOLD_CALL_goldCreateQueued] = "goldCreateQueued",
     [GOLD_CALL_goldCreateRet] = "goldCreateRet",
     [GOLD_CALL_goldDestroy] = "goldDestroy",
     [GOLD_CALL_goldDevices] = "goldDevices",

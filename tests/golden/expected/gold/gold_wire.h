@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0x24af631f4bac8e5f)
+#define GOLD_FINGERPRINT UINT64_C(0xee5dc2fb13be7d95)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -29,27 +29,28 @@ enum {
     GOLD_CALL_goldCopy = 3,
     GOLD_CALL_goldCount = 4,
     GOLD_CALL_goldCreate = 5,
-    GOLD_CALL_goldCreateRet = 6,
-    GOLD_CALL_goldDestroy = 7,
-    GOLD_CALL_goldDevices = 8,
-    GOLD_CALL_goldEnqueue = 9,
-    GOLD_CALL_goldEnqueueMarked = 10,
-    GOLD_CALL_goldFlush = 11,
-    GOLD_CALL_goldGetLastError = 12,
-    GOLD_CALL_goldInOut = 13,
-    GOLD_CALL_goldJoin = 14,
-    GOLD_CALL_goldLaunch = 15,
-    GOLD_CALL_goldNamed = 16,
-    GOLD_CALL_goldOnEvent = 17,
-    GOLD_CALL_goldPeekAtLastError = 18,
-    GOLD_CALL_goldProps = 19,
-    GOLD_CALL_goldRead = 20,
-    GOLD_CALL_goldReserved = 21,
-    GOLD_CALL_goldSources = 22,
-    GOLD_CALL_goldStructs = 23,
-    GOLD_CALL_goldValues = 24,
-    GOLD_CALL_goldWrite = 25,
-    GOLD_NCALLS = 26
+    GOLD_CALL_goldCreateQueued = 6,
+    GOLD_CALL_goldCreateRet = 7,
+    GOLD_CALL_goldDestroy = 8,
+    GOLD_CALL_goldDevices = 9,
+    GOLD_CALL_goldEnqueue = 10,
+    GOLD_CALL_goldEnqueueMarked = 11,
+    GOLD_CALL_goldFlush = 12,
+    GOLD_CALL_goldGetLastError = 13,
+    GOLD_CALL_goldInOut = 14,
+    GOLD_CALL_goldJoin = 15,
+    GOLD_CALL_goldLaunch = 16,
+    GOLD_CALL_goldNamed = 17,
+    GOLD_CALL_goldOnEvent = 18,
+    GOLD_CALL_goldPeekAtLastError = 19,
+    GOLD_CALL_goldProps = 20,
+    GOLD_CALL_goldRead = 21,
+    GOLD_CALL_goldReserved = 22,
+    GOLD_CALL_goldSources = 23,
+    GOLD_CALL_goldStructs = 24,
+    GOLD_CALL_goldValues = 25,
+    GOLD_CALL_goldWrite = 26,
+    GOLD_NCALLS = 27
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
