@@ -184,9 +184,10 @@ static CUresult copy3d_one(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
 /* A copy with more than BOX bytes of the guest's host memory (not an
  * async copy of pinned memory, not captured: those name the arena) goes in
  * boxes of at most BOX bytes (apigen_boxes), each one call: whole slices
- * while a slice fits, else bands of rows, else pieces of a row. Memory stays bounded on both sides and no message outgrows
- * the transport's limit. A region past an array's edge is refused before
- * any box is copied, as the driver refuses the whole copy. */
+ * while a slice fits, else bands of rows, else pieces of a row. Memory
+ * stays bounded on both sides and no message outgrows the transport's
+ * limit. A region past an array's edge is refused before any box is
+ * copied, as the driver refuses the whole copy. */
 #define BOX ((size_t)4 << 20)
 
 static int host_side(CUmemorytype t, CUdeviceptr dev, const void *host)
