@@ -9,7 +9,13 @@
  * row; a unit is never split (a box holds at least one). Positions and
  * sizes are in the region's own terms (units, rows, slices): the caller
  * adds them to its starting positions and addresses each side with its own
- * pitches. */
+ * pitches. A walk, not a callback, so the caller's loop keeps its own
+ * variables and error type:
+ *
+ *     apigen_boxes it = apigen_boxes_of(w, unit, h, d, max);
+ *     for (apigen_box b; !err && apigen_box_next(&it, &b);)
+ *         err = copy(b.x, b.y, b.z, b.w, b.h, b.d, b.last);
+ */
 #ifndef APIGEN_BOXES_H
 #define APIGEN_BOXES_H
 
@@ -26,20 +32,22 @@ typedef struct {
     bool last;      /* the region's last box (a pipelining caller waits for this one) */
 } apigen_box;
 
-/* One box; a nonzero answer stops the walk and is what apigen_boxes returns. */
-typedef int (*apigen_box_fn)(const apigen_box *box, void *user);
+typedef struct {
+    size_t w, h, d;  /* the region */
+    apigen_box size; /* a box's w, h, d (those at the region's far edges may be smaller) */
+    size_t x, y, z;  /* where the next box starts */
+    bool done;
+} apigen_boxes;
 
-/* The size of the boxes of a region (those at its far edges may be
- * smaller): at most max bytes each, or one unit when a unit is larger. A
- * region with no byte (w, h or d 0) is one box, the region itself, so that
- * the API still answers for it. unit 0 counts as 1. Never overflows. */
-apigen_box apigen_box_size(size_t w, size_t unit, size_t h, size_t d, size_t max);
+/* The walk over the boxes of a region: at most max bytes each, or one unit
+ * when a unit is larger (unit 0 counts as 1). A region with no byte (w, h
+ * or d 0) is one box, the region itself, so that the API still answers
+ * for it. Never overflows, whatever the sizes. */
+apigen_boxes apigen_boxes_of(size_t w, size_t unit, size_t h, size_t d, size_t max);
 
-/* Calls fn for every box of the region in order (x fastest, then rows,
- * then slices; the last one with last set) and returns the first nonzero
- * answer, or 0 when every box went. */
-int apigen_boxes(size_t w, size_t unit, size_t h, size_t d, size_t max, apigen_box_fn fn,
-                 void *user);
+/* The next box in order (x fastest, then rows, then slices) into *b;
+ * false after the last one. */
+bool apigen_box_next(apigen_boxes *it, apigen_box *b);
 
 /* true when a region of w x h x d at (x, y, z) lies within a space of
  * W x H x D (in any one unit), as an API checks a copy's whole region

@@ -213,29 +213,6 @@ static CUresult array_fits(CUarray a, size_t x, size_t y, size_t z, size_t wb, s
     return CUDA_SUCCESS;
 }
 
-/* One box of a copy in boxes: a copy of its own (X offsets are bytes on
- * every side). */
-typedef struct {
-    const CUDA_MEMCPY3D *c;
-    CUstream stream;
-    unsigned kind;
-    int peer;
-    CUcontext sctx, dctx;
-} copy_box_args;
-
-static int copy_box(const apigen_box *box, void *user)
-{
-    const copy_box_args *a = user;
-    CUDA_MEMCPY3D b = *a->c;
-    b.WidthInBytes = box->w, b.Height = box->h, b.Depth = box->d;
-    b.srcXInBytes += box->x, b.srcY += box->y, b.srcZ += box->z;
-    b.dstXInBytes += box->x, b.dstY += box->y, b.dstZ += box->z;
-    /* a 2D copy's host rows are addressed with a height of its own */
-    if (!b.srcHeight) b.srcHeight = a->c->Height;
-    if (!b.dstHeight) b.dstHeight = a->c->Height;
-    return (int)copy3d_one(b, a->stream, a->kind, a->peer, a->sctx, a->dctx);
-}
-
 static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int peer,
                            CUcontext sctx, CUcontext dctx)
 {
@@ -256,8 +233,19 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
     if (c.dstMemoryType == CU_MEMORYTYPE_ARRAY &&
         (e = array_fits(c.dstArray, c.dstXInBytes, c.dstY, c.dstZ, w, h, d)) != CUDA_SUCCESS)
         return e;
-    copy_box_args a = {&c, stream, kind, peer, sctx, dctx};
-    return (CUresult)apigen_boxes(w, 1, h, d, BOX, copy_box, &a);
+    apigen_boxes it = apigen_boxes_of(w, 1, h, d, BOX);
+    e = CUDA_SUCCESS;
+    for (apigen_box box; e == CUDA_SUCCESS && apigen_box_next(&it, &box);) {
+        CUDA_MEMCPY3D b = c;
+        b.WidthInBytes = box.w, b.Height = box.h, b.Depth = box.d;
+        b.srcXInBytes += box.x, b.srcY += box.y, b.srcZ += box.z;
+        b.dstXInBytes += box.x, b.dstY += box.y, b.dstZ += box.z;
+        /* a 2D copy's host rows are addressed with a height of its own */
+        if (!b.srcHeight) b.srcHeight = c.Height;
+        if (!b.dstHeight) b.dstHeight = c.Height;
+        e = copy3d_one(b, stream, kind, peer, sctx, dctx);
+    }
+    return e;
 }
 
 static CUresult copy3d(CUDA_MEMCPY3D c, CUstream stream, unsigned kind)

@@ -2003,36 +2003,24 @@ static cudaError_t array_box(const struct cudaMemcpy3DParms *p, size_t elem, cud
 
 /* The boxes of a copy of w x h x d elements (apigen_boxes). Positions
  * move in elements on an array side, in bytes on a pointer side. */
-typedef struct {
-    const struct cudaMemcpy3DParms *p;
-    size_t elem;
-    cudaStream_t stream;
-    bool async, ptds;
-    unsigned char *buf;
-} array_copy;
-
-static int array_copy_box(const apigen_box *b, void *user)
-{
-    const array_copy *c = user;
-    const struct cudaMemcpy3DParms *p = c->p;
-    struct cudaMemcpy3DParms q = *p;
-    q.extent = (struct cudaExtent){b->w, b->h, b->d};
-    size_t sx = p->srcArray ? b->x : b->x * c->elem, dx = p->dstArray ? b->x : b->x * c->elem;
-    q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + b->y, p->srcPos.z + b->z};
-    q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + b->y, p->dstPos.z + b->z};
-    return array_box(&q, c->elem, c->stream, c->async, c->ptds, !b->last, c->buf);
-}
-
 static cudaError_t array_boxes(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
                                bool async, bool ptds)
 {
-    size_t w = p->extent.width, h = p->extent.height, d = p->extent.depth ? p->extent.depth : 1;
-    apigen_box s = apigen_box_size(w, elem, h, d, ARRAY_CHUNK);
-    size_t cap = s.w * s.h * s.d * elem;
-    array_copy c = {p, elem, stream, async, ptds, malloc(cap ? cap : 1)};
-    if (!c.buf) return local_error(cudaErrorMemoryAllocation);
-    cudaError_t e = (cudaError_t)apigen_boxes(w, elem, h, d, ARRAY_CHUNK, array_copy_box, &c);
-    free(c.buf);
+    apigen_boxes it = apigen_boxes_of(p->extent.width, elem, p->extent.height,
+                                      p->extent.depth ? p->extent.depth : 1, ARRAY_CHUNK);
+    size_t cap = it.size.w * it.size.h * it.size.d * elem;
+    unsigned char *buf = malloc(cap ? cap : 1);
+    if (!buf) return local_error(cudaErrorMemoryAllocation);
+    cudaError_t e = cudaSuccess;
+    for (apigen_box b; e == cudaSuccess && apigen_box_next(&it, &b);) {
+        struct cudaMemcpy3DParms q = *p;
+        q.extent = (struct cudaExtent){b.w, b.h, b.d};
+        size_t sx = p->srcArray ? b.x : b.x * elem, dx = p->dstArray ? b.x : b.x * elem;
+        q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + b.y, p->srcPos.z + b.z};
+        q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + b.y, p->dstPos.z + b.z};
+        e = array_box(&q, elem, stream, async, ptds, !b.last, buf);
+    }
+    free(buf);
     return e;
 }
 

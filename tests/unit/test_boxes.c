@@ -4,7 +4,7 @@
  * bounded staging buffer, box by box as the stubs do it, lands every byte
  * and nothing else; edge cases: a region of no byte, a region of exactly
  * the limit, a row larger than the limit, a unit larger than the limit,
- * sizes near SIZE_MAX, a callback's error stopping the walk. */
+ * sizes near SIZE_MAX; the walk stays at its end. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -12,34 +12,32 @@
 #include "check.h"
 
 #define MAXBOXES 4096
+#define WALK_MAX 100000 /* more: a walk that never ends */
 
 typedef struct {
     apigen_box b[MAXBOXES];
     size_t n;
-    int stop_at; /* answer 7 at this box (1-based), 0: never */
 } rec;
 
-static int record(const apigen_box *b, void *user)
-{
-    rec *r = user;
-    if (r->n < MAXBOXES)
-        r->b[r->n] = *b;
-    r->n++;
-    return r->stop_at && (int)r->n == r->stop_at ? 7 : 0;
-}
-
+/* The boxes of a region into r (the first MAXBOXES of them); their count. */
 static size_t walk(rec *r, size_t w, size_t unit, size_t h, size_t d, size_t max)
 {
+    apigen_boxes it = apigen_boxes_of(w, unit, h, d, max);
+    apigen_box b;
     r->n = 0;
-    r->stop_at = 0;
-    CHECK(apigen_boxes(w, unit, h, d, max, record, r) == 0);
+    while (r->n < WALK_MAX && apigen_box_next(&it, &b)) {
+        if (r->n < MAXBOXES) r->b[r->n] = b;
+        r->n++;
+    }
+    CHECK(r->n < WALK_MAX);           /* a walk that ends */
+    CHECK(!apigen_box_next(&it, &b)); /* and stays at the end */
     return r->n;
 }
 
 /* Every element of a small region covered once, boxes in order (x fastest),
  * at most max bytes (one unit when a unit is larger), the right shape
  * (several slices only whole, several rows only whole), last only on the
- * last one, and apigen_box_size the first box's size. */
+ * last one, and the walk's size the first box's size. */
 static void tiles(size_t w, size_t unit, size_t h, size_t d, size_t max)
 {
     static rec r;
@@ -49,7 +47,7 @@ static void tiles(size_t w, size_t unit, size_t h, size_t d, size_t max)
     CHECK(n >= 1 && n <= MAXBOXES);
     memset(seen, 0, sizeof seen);
     size_t limit = max / (unit ? unit : 1) ? max : (unit ? unit : 1);
-    apigen_box s = apigen_box_size(w, unit, h, d, max);
+    apigen_box s = apigen_boxes_of(w, unit, h, d, max).size;
     CHECK(n && s.w == r.b[0].w && s.h == r.b[0].h && s.d == r.b[0].d);
     int bad = 0;
     for (size_t i = 0; i < n && i < MAXBOXES; i++) {
@@ -125,29 +123,16 @@ static void long_rows(void)
 static void huge(void)
 {
     static rec r;
-    apigen_box s = apigen_box_size(SIZE_MAX, 16, SIZE_MAX, SIZE_MAX, (size_t)4 << 20);
+    apigen_box s = apigen_boxes_of(SIZE_MAX, 16, SIZE_MAX, SIZE_MAX, (size_t)4 << 20).size;
     CHECK(s.w == ((size_t)4 << 20) / 16 && s.h == 1 && s.d == 1);
-    s = apigen_box_size(2, 1, SIZE_MAX, SIZE_MAX, 64);
+    s = apigen_boxes_of(2, 1, SIZE_MAX, SIZE_MAX, 64).size;
     CHECK(s.w == 2 && s.h == 32 && s.d == 1);
-    s = apigen_box_size(2, 1, 2, SIZE_MAX, SIZE_MAX);
+    s = apigen_boxes_of(2, 1, 2, SIZE_MAX, SIZE_MAX).size;
     CHECK(s.w == 2 && s.h == 2 && s.d == SIZE_MAX / 4);
     /* the last piece ends at SIZE_MAX: two boxes, no wrap-around */
     size_t half = SIZE_MAX / 2 + 1;
     CHECK(walk(&r, SIZE_MAX, 1, 1, 1, half) == 2);
     CHECK(r.b[0].w == half && r.b[1].x == half && r.b[1].w == SIZE_MAX - half && r.b[1].last);
-}
-
-/* A callback's answer stops the walk and is the walk's answer. */
-static void stops(void)
-{
-    static rec r;
-    r.n = 0;
-    r.stop_at = 3;
-    CHECK(apigen_boxes(100, 1, 10, 10, 50, record, &r) == 7);
-    CHECK(r.n == 3);
-    r.n = 0;
-    r.stop_at = 1;
-    CHECK(apigen_boxes(0, 1, 10, 10, 50, record, &r) == 7); /* the one box of no byte too */
 }
 
 /* A copy of a w x h x d region (units of `unit` bytes) from (sx, sy, sz) of a
@@ -164,9 +149,8 @@ typedef struct {
     int bad;
 } pitched;
 
-static int copy_box(const apigen_box *b, void *user)
+static void copy_box(pitched *p, const apigen_box *b)
 {
-    pitched *p = user;
     size_t row = b->w * p->unit;
     if (row * b->h * b->d > (p->max >= p->unit ? p->max : p->unit))
         p->bad = 1;
@@ -182,7 +166,6 @@ static int copy_box(const apigen_box *b, void *user)
                        (p->dx + b->x) * p->unit,
                    p->stage + (z * b->h + y) * row, row);
     p->boxes++;
-    return 0;
 }
 
 static void pitched_3d(size_t w, size_t unit, size_t h, size_t d, size_t max, size_t want_boxes)
@@ -193,8 +176,8 @@ static void pitched_3d(size_t w, size_t unit, size_t h, size_t d, size_t max, si
     size_t dpitch = (w + 5) * unit, drows = h + 3, dslices = d;
     size_t ssize = spitch * srows * sslices, dsize = dpitch * drows * dslices;
     unsigned char *src = malloc(ssize), *dst = malloc(dsize), *want = malloc(dsize);
-    apigen_box s = apigen_box_size(w, unit, h, d, max);
-    unsigned char *stage = malloc(s.w * s.h * s.d * unit);
+    apigen_boxes it = apigen_boxes_of(w, unit, h, d, max);
+    unsigned char *stage = malloc(it.size.w * it.size.h * it.size.d * unit);
     CHECK(src && dst && want && stage);
     if (!src || !dst || !want || !stage)
         goto out;
@@ -207,7 +190,7 @@ static void pitched_3d(size_t w, size_t unit, size_t h, size_t d, size_t max, si
             memcpy(want + (z * drows + 2 + y) * dpitch + 1 * unit,
                    src + ((1 + z) * srows + 1 + y) * spitch + 2 * unit, w * unit);
     pitched p = {src, dst, stage, unit, max, spitch, srows, 2, 1, 1, dpitch, drows, 1, 2, 0, 0, 0};
-    CHECK(apigen_boxes(w, unit, h, d, max, copy_box, &p) == 0);
+    for (apigen_box b; p.boxes < WALK_MAX && apigen_box_next(&it, &b);) copy_box(&p, &b);
     CHECK(!p.bad);
     CHECK(p.boxes == want_boxes);
     CHECK(!memcmp(dst, want, dsize));
@@ -242,7 +225,6 @@ int main(void)
     exact_limits();
     long_rows();
     huge();
-    stops();
     inside();
     /* small regions against many limits and units */
     size_t dims[] = {1, 2, 3, 5, 7};
