@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apigen_boxes.h"
 #include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
@@ -2000,39 +2001,25 @@ static cudaError_t array_box(const struct cudaMemcpy3DParms *p, size_t elem, cud
     return e;
 }
 
-/* The boxes of a copy of w x h x d elements: whole slices while a slice
- * fits in a chunk, else bands of rows of one slice, else pieces of a row.
- * Positions move in elements on an array side, in bytes on a pointer side. */
+/* The boxes of a copy of w x h x d elements (apigen_boxes). Positions
+ * move in elements on an array side, in bytes on a pointer side. */
 static cudaError_t array_boxes(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
                                bool async, bool ptds)
 {
-    size_t w = p->extent.width, h = p->extent.height, d = p->extent.depth ? p->extent.depth : 1;
-    size_t row = w * elem, slice = row * h;
-    size_t bw = w, bh = h, bd = d;
-    if (slice > ARRAY_CHUNK) {
-        bd = 1;
-        if (row > ARRAY_CHUNK) bh = 1, bw = ARRAY_CHUNK / elem;
-        else bh = ARRAY_CHUNK / row;
-    } else if (slice) {
-        bd = ARRAY_CHUNK / slice;
-    }
-    if (!bw || !bh || !bd) bw = bw ? bw : 1, bh = bh ? bh : 1, bd = bd ? bd : 1;
-    size_t cap = bw * bh * bd * elem;
+    apigen_boxes it = apigen_boxes_of(p->extent.width, elem, p->extent.height,
+                                      p->extent.depth ? p->extent.depth : 1, ARRAY_CHUNK);
+    size_t cap = it.size.w * it.size.h * it.size.d * elem;
     unsigned char *buf = malloc(cap ? cap : 1);
     if (!buf) return local_error(cudaErrorMemoryAllocation);
     cudaError_t e = cudaSuccess;
-    for (size_t z = 0; z < d && e == cudaSuccess; z += bd)
-        for (size_t y = 0; y < h && e == cudaSuccess; y += bh)
-            for (size_t x = 0; x < w && e == cudaSuccess; x += bw) {
-                struct cudaMemcpy3DParms q = *p;
-                q.extent = (struct cudaExtent){w - x < bw ? w - x : bw, h - y < bh ? h - y : bh,
-                                               d - z < bd ? d - z : bd};
-                size_t sx = p->srcArray ? x : x * elem, dx = p->dstArray ? x : x * elem;
-                q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + y, p->srcPos.z + z};
-                q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + y, p->dstPos.z + z};
-                bool last = x + bw >= w && y + bh >= h && z + bd >= d;
-                e = array_box(&q, elem, stream, async, ptds, !last, buf);
-            }
+    for (apigen_box b; e == cudaSuccess && apigen_box_next(&it, &b);) {
+        struct cudaMemcpy3DParms q = *p;
+        q.extent = (struct cudaExtent){b.w, b.h, b.d};
+        size_t sx = p->srcArray ? b.x : b.x * elem, dx = p->dstArray ? b.x : b.x * elem;
+        q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + b.y, p->srcPos.z + b.z};
+        q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + b.y, p->dstPos.z + b.z};
+        e = array_box(&q, elem, stream, async, ptds, !b.last, buf);
+    }
     free(buf);
     return e;
 }
@@ -2067,9 +2054,8 @@ static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_
     cudaArray_t a = p->srcArray ? p->srcArray : p->dstArray;
     const struct cudaPos *at = p->srcArray ? &p->srcPos : &p->dstPos;
     if ((e = cudaArrayGetInfo(&fd, &ax, &af, a)) != cudaSuccess) return e;
-    size_t ah = ax.height ? ax.height : 1, ad = ax.depth ? ax.depth : 1;
-    if (at->x > ax.width || p->extent.width > ax.width - at->x || at->y > ah ||
-        p->extent.height > ah - at->y || at->z > ad || depth > ad - at->z)
+    if (!apigen_box_inside(at->x, at->y, at->z, p->extent.width, p->extent.height, depth, ax.width,
+                           ax.height, ax.depth))
         return local_error(cudaErrorInvalidValue);
     return array_boxes(p, elem, stream, async, ptds);
 }
