@@ -20,6 +20,9 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
 /* Whether p lies in host memory the guest allocated or registered through
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
+/* host_mem.c: the bytes a cuPointerGetAttribute answer of this attribute
+ * takes (cuda.h), 0 for one this header does not know */
+size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);
 
 /* Whether an address of unified addressing is the server's (device memory,
  * or memory of the server's process the driver knows) rather than the
