@@ -30,6 +30,10 @@ size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);
  * allocated or registered it). */
 int apigen_cuda_on_server(CUdeviceptr p);
 
+/* settled work (managed.c, apigen_work_hint): the thread's next frame of
+ * call_id is kind, in the scope of its current context */
+void apigen_cuda_work_hint(uint32_t call_id, enum apigen_work kind);
+
 /* managed memory (managed.c, docs/managed.md): push what the host wrote
  * before the server may read managed memory; after device work on s that
  * may write [dst, dst+n) (dst 0: anywhere), mark it; after a successful
