@@ -330,6 +330,7 @@ static module *modules_;       /* newest first */
 static u64map host_to_proxy_;  /* (program address, server) -> that server's proxy */
 static u64map proxy_to_name_;  /* program address -> device name (char *) */
 static u64map proxy_to_host_;  /* (server proxy, server) -> program address (graph node parameters) */
+static u64map var_size_;       /* a __device__/__constant__ variable's program address -> its size + 1 */
 static unsigned shipping_[MAX_SERVERS]; /* registrations in flight per server (lock_) */
 static pthread_cond_t shipped_ = PTHREAD_COND_INITIALIZER;
 static void ship_hook(unsigned server);
@@ -387,6 +388,7 @@ static void add_sym(void **h, uint32_t kind, const void *host, const char *name,
     s->host = host;
     s->name = name;
     (void)map_put(&proxy_to_name_, (uint64_t)(uintptr_t)host, (uint64_t)(uintptr_t)name);
+    if (kind == APIGEN_CUDART_SYM_VAR) (void)map_put(&var_size_, (uint64_t)(uintptr_t)host, size + 1);
     pthread_mutex_unlock(&lock_);
 }
 
@@ -1796,6 +1798,26 @@ static enum cudaMemcpyKind sym_kind(const void *other, enum cudaMemcpyKind kind,
     if (kind != cudaMemcpyDefault) return kind;
     return is_device(other) ? cudaMemcpyDeviceToDevice
                             : (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+}
+
+/* async_check of cudaMemcpyToSymbol(_ptds) (specs/cudart.yaml): queued only
+ * when the runtime cannot refuse it: host bytes that travel with the call
+ * (CUDA promises only that a pageable source is consumed when the call
+ * returns; an arena block, pinned memory, is read when the copy runs, so it
+ * goes synchronously, as natively) into a variable the program registered,
+ * within its size. Its device-side errors come at the next synchronizing
+ * call, as a launch's. */
+bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                enum cudaMemcpyKind kind)
+{
+    uint64_t size1 = 0;
+    if (kind != cudaMemcpyHostToDevice || !src || !count || apigen_arena_owns(src) ||
+        apigen_arena_owns((const char *)src + count - 1))
+        return false;
+    pthread_mutex_lock(&lock_);
+    bool known = map_get(&var_size_, (uint64_t)(uintptr_t)symbol, &size1);
+    pthread_mutex_unlock(&lock_);
+    return known && offset < size1 - 1 && count <= size1 - 1 - offset && cudart_map_host(symbol);
 }
 
 APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol(TOSYM_ARGS)
