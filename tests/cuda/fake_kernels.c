@@ -16,6 +16,9 @@
 
 #define FAKE __attribute__((visibility("default")))
 
+/* fake_device.c: the thread's last error */
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e);
+
 /* registered functions (host stub -> kernel) and variables (host shadow -> storage) */
 #define MAXREG 256
 static struct { const void *host; const struct fake_pattern_kernel *k; } funcs_[MAXREG];
@@ -90,8 +93,11 @@ static int var_of(const void *symbol, void **mem, size_t *size)
 
 static cudaError_t run(const struct fake_pattern_kernel *k, dim3 g, dim3 b, void **args)
 {
-    if (!k) return cudaErrorInvalidDeviceFunction;
-    if ((unsigned long)b.x * b.y * b.z > 1024 || !b.x || !g.x) return cudaErrorInvalidConfiguration;
+    if (!k) return fake_fail(cudaErrorInvalidDeviceFunction);
+    if ((unsigned long)b.x * b.y * b.z > 1024 || !b.x || !g.x) return fake_fail(cudaErrorInvalidConfiguration);
+    /* the first parameter is a pointer the kernel reaches (spin: its time, never 0): NULL
+     * is the device's illegal address */
+    if (!args || !*(void *const *)args[0]) return fake_fail(cudaErrorIllegalAddress);
     k->run(args, (unsigned long)g.x * g.y * g.z, (unsigned long)b.x * b.y * b.z);
     return cudaSuccess;
 }
@@ -161,8 +167,8 @@ static cudaError_t symbol_copy(void *host, const void *symbol, size_t count, siz
 {
     void *m;
     size_t size;
-    if (var_of(symbol, &m, &size)) return cudaErrorInvalidSymbol;
-    if (offset > size || count > size - offset) return cudaErrorInvalidValue;
+    if (var_of(symbol, &m, &size)) return fake_fail(cudaErrorInvalidSymbol);
+    if (offset > size || count > size - offset) return fake_fail(cudaErrorInvalidValue);
     if (count) {
         if (to) memcpy((char *)m + offset, host, count);
         else memcpy(host, (char *)m + offset, count);

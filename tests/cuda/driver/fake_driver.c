@@ -610,6 +610,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     }
     if (pk) {
         void *args[16];
+        CUdeviceptr first_ptr;
+        memcpy(&first_ptr, buf, sizeof first_ptr);
+        /* the first parameter is a pointer the kernel reaches (spin: its time, never 0):
+         * NULL is the device's illegal address (the launch's own error here,
+         * the next call's once a stub queued the launch) */
+        if (!first_ptr) return CUDA_ERROR_ILLEGAL_ADDRESS;
         for (unsigned i = 0; i < nparams; i++) args[i] = buf + pk->off[i];
         pk->run(args, (unsigned long)gx * gy * gz, (unsigned long)bx * by * bz);
         return CUDA_SUCCESS;
@@ -951,4 +957,36 @@ FAKE CUresult cuMemHostUnregister(void *p)
 {
     NEED_INIT();
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuda.h: "Unlike cuPointerGetAttribute, this function will not return an
+ * error when the ptr encountered is not a valid CUDA pointer. Instead, the
+ * attributes are assigned default NULL values and CUDA_SUCCESS is
+ * returned." NULL data slots are skipped. */
+FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes, void **data,
+                                     CUdeviceptr p)
+{
+    NEED_INIT();
+    if (n && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+    int known = alloc_of(p, NULL, NULL) == 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!data[i]) continue;
+        if (known) {
+            CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
+            if (e != CUDA_SUCCESS) return e;
+            continue;
+        }
+        switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+            memset(data[i], 0, 8);
+            break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            memset(data[i], 0, 4);
+            break;
+        default: return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return CUDA_SUCCESS;
 }
