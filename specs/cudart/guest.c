@@ -1801,17 +1801,21 @@ static enum cudaMemcpyKind sym_kind(const void *other, enum cudaMemcpyKind kind,
 }
 
 /* async_check of cudaMemcpyToSymbol(_ptds) (specs/cudart.yaml): queued only
- * when the runtime cannot refuse it: host bytes that travel with the call
- * (CUDA promises only that a pageable source is consumed when the call
- * returns; an arena block, pinned memory, is read when the copy runs, so it
- * goes synchronously, as natively) into a variable the program registered,
- * within its size. Its device-side errors come at the next synchronizing
- * call, as a launch's. */
+ * when the runtime cannot refuse it: the thread's device is known (a
+ * cudaSetDevice or cudaGetDevice of this thread succeeded: there is a
+ * driver and a device; without one the call's own error must come at the
+ * call), host bytes that travel with the call (CUDA promises only that a
+ * pageable source is consumed when the call returns; an arena block, pinned
+ * memory, is read when the copy runs, so it goes synchronously, as
+ * natively) into a variable the program registered, within its size. Its
+ * device-side errors come at the next synchronizing call, as a launch's. */
 bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
                                 enum cudaMemcpyKind kind)
 {
     uint64_t size1 = 0;
-    if (kind != cudaMemcpyHostToDevice || !src || !count || apigen_arena_owns(src) ||
+    bool dev_known;
+    (void)current_device(&dev_known);
+    if (!dev_known || kind != cudaMemcpyHostToDevice || !src || !count || apigen_arena_owns(src) ||
         apigen_arena_owns((const char *)src + count - 1))
         return false;
     pthread_mutex_lock(&lock_);
