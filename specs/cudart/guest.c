@@ -331,6 +331,7 @@ static module *modules_;       /* newest first */
 static u64map host_to_proxy_;  /* (program address, server) -> that server's proxy */
 static u64map proxy_to_name_;  /* program address -> device name (char *) */
 static u64map proxy_to_host_;  /* (server proxy, server) -> program address (graph node parameters) */
+static u64map var_size_;       /* a __device__/__constant__ variable's program address -> its size + 1 */
 static unsigned shipping_[MAX_SERVERS]; /* registrations in flight per server (lock_) */
 static pthread_cond_t shipped_ = PTHREAD_COND_INITIALIZER;
 static void ship_hook(unsigned server);
@@ -388,6 +389,7 @@ static void add_sym(void **h, uint32_t kind, const void *host, const char *name,
     s->host = host;
     s->name = name;
     (void)map_put(&proxy_to_name_, (uint64_t)(uintptr_t)host, (uint64_t)(uintptr_t)name);
+    if (kind == APIGEN_CUDART_SYM_VAR) (void)map_put(&var_size_, (uint64_t)(uintptr_t)host, size + 1);
     pthread_mutex_unlock(&lock_);
 }
 
@@ -688,6 +690,23 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
     return cudaSuccess;
 }
 
+/* Settled work (apigen_work_*): the scope of a device-wide synchronization
+ * is the thread's current device (thread state slot 0, `device`, of
+ * specs/cudart.yaml's api.thread_state), unknown until a call told it. */
+static uint64_t current_device(bool *known)
+{
+    uint64_t dev = 0;
+    *known = apigen_tstate_get(&cudart_api, 0, &dev);
+    return dev;
+}
+
+static void work_hint(uint32_t call_id, enum apigen_work kind)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    apigen_work_hint(&cudart_api, call_id, kind, known, dev);
+}
+
 /* A launch configuration no device accepts (an empty or too large grid or
  * block): the launch runs synchronously, so the runtime's refusal is the
  * launch's own error, as natively, not the next call's. */
@@ -720,8 +739,11 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
         if (buf != small) free(buf);
         return e;
     }
+    if ((!stream || stream == cudaStreamLegacy) && !(flags & APIGEN_CUDART_PTSZ))
+        work_hint(CUDART_CALL_apigenCudartLaunch, APIGEN_WORK_ORDERED);
     e = apigenCudartLaunch(proxy, kernel, grid, block, shmem, stream, l->size ? buf : NULL,
                            l->size, nattrs ? attrs : NULL, nattrs, flags);
+    apigen_work_done(e == cudaSuccess);
     if (buf != small) free(buf);
     if (e == cudaSuccess) cudart_managed_launched(stream, (flags & APIGEN_CUDART_PTSZ) != 0);
     return e;
@@ -941,7 +963,29 @@ SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream), CUDART_SYNC_ST
 SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
 SYNC_WRAP(cudaStreamQuery, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
 SYNC_WRAP(cudaStreamQuery_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
-SYNC_WRAP(cudaDeviceSynchronize, (void), (), CUDART_SYNC_DEVICE, NULL, false)
+
+/* The device's work known complete (apigen_work_settled: the last
+ * cudaDeviceSynchronize, or a synchronous copy to the host on the legacy
+ * stream that waited for all of it, succeeded and nothing reached the
+ * session since, from any thread): nothing to wait for and no error to
+ * report, as the runtime would answer; the managed mirrors are still
+ * brought up to date. */
+APIGEN_EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    cudaError_t e;
+    if (apigen_work_settled(&cudart_api, known, dev)) {
+        if (apigen_tracing()) apigen_trace("cudaDeviceSynchronize() = 0 [cached, 0 us]");
+        e = cudaSuccess;
+    } else {
+        apigen_work_hint(&cudart_api, CUDART_CALL_cudaDeviceSynchronize, APIGEN_WORK_SETTLES_ALL, known, dev);
+        e = cudart_fwd_cudaDeviceSynchronize();
+        apigen_work_done(e == cudaSuccess);
+    }
+    if (e == cudaSuccess) e = cudart_managed_sync(CUDART_SYNC_DEVICE, NULL, false);
+    return e;
+}
 SYNC_WRAP(cudaEventSynchronize, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
 SYNC_WRAP(cudaEventQuery, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
 
@@ -1610,6 +1654,7 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
         cudaError_t e_ = cudart_managed_push();                                                    \
         if (e_ != cudaSuccess) return e_;                                                          \
         e_ = name##_body(dst, src, count, kind);                                                   \
+        apigen_work_done(e_ == cudaSuccess);                                                       \
         if (e_ != cudaSuccess || !apigen_mirror_live()) return e_;                                 \
         cudart_managed_wrote(dst, count, NULL, ptsz_);                                             \
         return cudart_managed_sync(CUDART_SYNC_STREAM, NULL, ptsz_); /* synchronous copy */      \
@@ -1619,6 +1664,9 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
         bool staged_;                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) return copy_h2h(dst, src, count);                        \
+        /* to the host on the legacy stream: returns once it and all before it completed */       \
+        if (kind == cudaMemcpyDeviceToHost && (stream) == cudaStreamLegacy)                        \
+            work_hint(CUDART_CALL_cudaMemcpy, APIGEN_WORK_SETTLES_ORDERED);                        \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault);                     \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream, &staged_);                     \
@@ -1753,9 +1801,37 @@ static enum cudaMemcpyKind sym_kind(const void *other, enum cudaMemcpyKind kind,
                             : (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
 }
 
+/* async_check of cudaMemcpyToSymbol(_ptds) (specs/cudart.yaml): queued only
+ * when the runtime cannot refuse it: the thread's device is known (a
+ * cudaSetDevice or cudaGetDevice of this thread succeeded: there is a
+ * driver and a device; without one the call's own error must come at the
+ * call), host bytes that travel with the call (CUDA promises only that a
+ * pageable source is consumed when the call returns; an arena block, pinned
+ * memory, is read when the copy runs, so it goes synchronously, as
+ * natively) into a variable the program registered, within its size. Its
+ * device-side errors come at the next synchronizing call, as a launch's. */
+bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                enum cudaMemcpyKind kind)
+{
+    uint64_t size1 = 0;
+    bool dev_known;
+    (void)current_device(&dev_known);
+    if (!dev_known || kind != cudaMemcpyHostToDevice || !src || !count || apigen_arena_owns(src) ||
+        apigen_arena_owns((const char *)src + count - 1))
+        return false;
+    pthread_mutex_lock(&lock_);
+    bool known = map_get(&var_size_, (uint64_t)(uintptr_t)symbol, &size1);
+    pthread_mutex_unlock(&lock_);
+    return known && offset < size1 - 1 && count <= size1 - 1 - offset && cudart_map_host(symbol);
+}
+
 APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol(TOSYM_ARGS)
 {
-    return cudart_fwd_cudaMemcpyToSymbol(symbol, src, count, offset, sym_kind(src, kind, true));
+    /* work on the legacy stream, ordered before a later copy to the host */
+    work_hint(CUDART_CALL_cudaMemcpyToSymbol, APIGEN_WORK_ORDERED);
+    cudaError_t e = cudart_fwd_cudaMemcpyToSymbol(symbol, src, count, offset, sym_kind(src, kind, true));
+    apigen_work_done(e == cudaSuccess);
+    return e;
 }
 APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(TOSYM_ARGS)
 {
@@ -1791,7 +1867,11 @@ TOSYM_ASYNC(cudaMemcpyToSymbolAsync, 0)
 TOSYM_ASYNC(cudaMemcpyToSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol(FROMSYM_ARGS)
 {
-    return cudart_fwd_cudaMemcpyFromSymbol(dst, symbol, count, offset, sym_kind(dst, kind, false));
+    kind = sym_kind(dst, kind, false);
+    if (kind == cudaMemcpyDeviceToHost) work_hint(CUDART_CALL_cudaMemcpyFromSymbol, APIGEN_WORK_SETTLES_ORDERED);
+    cudaError_t e = cudart_fwd_cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+    apigen_work_done(e == cudaSuccess);
+    return e;
 }
 APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(FROMSYM_ARGS)
 {
