@@ -331,7 +331,14 @@ APIGEN_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
          * case (data is not NULL); any other error is the list's. */
         size_t size = apigen_cuda_pointer_attribute_size(attributes[i]);
         if (e == CUDA_ERROR_INVALID_VALUE && size) {
-            memset(data[i], 0, size);
+            /* the defaults the driver writes (tests/gpu/pointer-attrs.sh, H200,
+             * driver 580, 2026-11-26): DEVICE_ORDINAL -2, RANGE_SIZE left as it
+             * was, every other attribute zero */
+            if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+                int none = -2;
+                memcpy(data[i], &none, sizeof none);
+            } else if (attributes[i] != CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+                memset(data[i], 0, size);
             continue;
         }
         if (e != CUDA_SUCCESS) return e;

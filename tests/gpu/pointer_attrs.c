@@ -23,8 +23,20 @@ static void show(const char *what, CUdeviceptr p)
     CUcontext ctx = (CUcontext)(uintptr_t)77;
     void *data[6] = {&type, &dp, &ordinal, &managed, &size, &ctx};
     CUresult e = cuPointerGetAttributes(6, a, data, p);
+    CUcontext cur = NULL;
+    cuCtxGetCurrent(&cur);
+    char sz[32];
+    if (size == 77) snprintf(sz, sizeof sz, "untouched");
+    else snprintf(sz, sizeof sz, "%zu", size);
     printf("%s: %d: type %u, device pointer %s, ordinal %d, managed %d, size %s, context %s\n", what, (int)e,
-           type, same(dp, p), ordinal, managed, size ? "nonzero" : "0", ctx ? "set" : "NULL");
+           type, same(dp, p), ordinal, managed, sz,
+           ctx == (CUcontext)(uintptr_t)77 ? "untouched" : ctx == cur ? "current" : ctx ? "other" : "NULL");
+    CUdeviceptr start = 77;
+    unsigned long long id = 77;
+    CUresult e1 = cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p);
+    CUresult e2 = cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p);
+    printf("%s: range start %d %s, buffer id %d %s\n", what, (int)e1, same(start, p), (int)e2,
+           id == 77 ? "untouched" : id ? "nonzero" : "0");
     unsigned t1 = 77;
     printf("%s: single MEMORY_TYPE: %d\n", what, (int)cuPointerGetAttribute(&t1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
 }

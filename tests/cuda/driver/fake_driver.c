@@ -976,13 +976,16 @@ FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrib
             if (e != CUDA_SUCCESS) return e;
             continue;
         }
+        /* the real driver's defaults (H200, driver 580): ordinal -2, the
+         * range size left as it was, the rest zero */
         switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: break;
         case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
             memset(data[i], 0, 8);
             break;
-        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: case CU_POINTER_ATTRIBUTE_IS_MANAGED:
             memset(data[i], 0, 4);
             break;
         default: return CUDA_ERROR_NOT_SUPPORTED;
