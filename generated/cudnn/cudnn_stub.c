@@ -3393,7 +3393,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
+/* The forwarder of cudnnDestroy: the spec's hand-written guest code exports cudnnDestroy and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroy(cudnnHandle_t handle)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5634,7 +5635,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationBackwardExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationBackwardExWorkspaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5702,7 +5704,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5766,7 +5769,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationTrainingExReserveSpaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationTrainingExReserveSpaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

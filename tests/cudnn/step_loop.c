@@ -10,7 +10,9 @@
  *   PyTorch's TensorDescriptor), the workspace size asked, the forward
  *   training run, the descriptors destroyed (PyTorch's cudnn_batch_norm).
  * y (the convolution) is checked against the CPU exactly (small integers),
- * z (the batch norm) within 1e-4, and z's bytes are printed as a checksum,
+ * z (the batch norm) within 1e-4, and z's bytes are printed as a checksum
+ * (and the workspace size cuDNN answered, which the stub keeps after the
+ * first time),
  * so stdout is the same natively and forwarded only if every queued call
  * ran with the same arguments in the same order.
  * Then descriptors are created until the fake refuses one (it keeps at most
@@ -172,6 +174,21 @@ int main(void)
     CK(cudaMemcpy(gscale, scale, sizeof scale, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(gbias, bias, sizeof bias, cudaMemcpyHostToDevice));
     float one = 1.0f, zero = 0.0f;
+    /* another shape's workspace, before and after the loop (fresh descriptors
+     * each time): a size kept for one shape is never given for another */
+    size_t other_ws[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        cudnnTensorDescriptor_t xd, wd;
+        CK(tensor_nd(&xd, N, K, H, W + 1));
+        CK(tensor_nd(&wd, 1, K, 1, 1));
+        CK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN,
+                                                                     xd, NULL, xd, wd, NULL, &other_ws[k]));
+        CK(cudnnDestroyTensorDescriptor(xd));
+        CK(cudnnDestroyTensorDescriptor(wd));
+        if (k == 0) printf("another shape's workspace size: %zu bytes\n", other_ws[0]);
+    }
+    size_t first_ws = (size_t)-1;
+    int ws_same = 1;
     for (int i = 0; i < LOOPS; i++) {
         /* the convolution: a variant pack per execution */
         CK(cudnnSetStream(h, st));
@@ -194,6 +211,8 @@ int main(void)
         size_t bnws = 1;
         CK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN,
                                                                      xd, NULL, yd, wd, NULL, &bnws));
+        if (first_ws == (size_t)-1) first_ws = bnws;
+        ws_same &= bnws == first_ws;
         CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, gy, yd, gz, wd, gscale,
                                                   gbias, 0.1, NULL, NULL, 1e-5, NULL, NULL));
         CK(cudnnDestroyTensorDescriptor(xd));
@@ -227,6 +246,8 @@ int main(void)
            "descriptors created and set, workspace size, forward training, 3 destroyed)\n", LOOPS);
     printf("y matches the CPU: %s; z matches the CPU: %s; z's bytes: %08x\n", ok ? "yes" : "NO", zok ? "yes" : "NO",
            (unsigned)sum);
+    printf("the batch norm's workspace size, the same every time: %s, %zu bytes; the other shape's again: %zu bytes\n",
+           ws_same ? "yes" : "NO", first_ws, other_ws[1]);
 
     /* descriptors until the library runs out of memory for one */
     static cudnnTensorDescriptor_t many[MANY];
