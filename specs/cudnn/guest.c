@@ -6,6 +6,7 @@
  * cuDNN's. Without a server it says so instead of inventing cuDNN's
  * wording. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -296,17 +297,23 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d
     return noted(cudnn_fwd_cudnnSetFilterNdDescriptor(d, dt, f, nb, filterDimA), d, 1, dt);
 }
 
+static void live_forget(const void *desc); /* below: descriptors this process created */
+
 /* what ends a descriptor or sets its type another way: forgotten */
 APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
 {
     type_forget(d, 0);
-    return cudnn_fwd_cudnnDestroyTensorDescriptor(d);
+    cudnnStatus_t s = cudnn_fwd_cudnnDestroyTensorDescriptor(d); /* asks live_has first */
+    if (s == CUDNN_STATUS_SUCCESS) live_forget(d);
+    return s;
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
 {
     type_forget(d, 1);
-    return cudnn_fwd_cudnnDestroyFilterDescriptor(d);
+    cudnnStatus_t s = cudnn_fwd_cudnnDestroyFilterDescriptor(d);
+    if (s == CUDNN_STATUS_SUCCESS) live_forget(d);
+    return s;
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derived,
@@ -332,6 +339,121 @@ APIGEN_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDes
 {
     type_forget(dest, 0);
     return cudnn_fwd_cudnnInitTransformDest(t, src, dest, size);
+}
+
+/* ---- tensor and filter descriptors this process created and has not destroyed -------
+ * A set or destroy on one of them may be queued; on any other (destroyed, forged, made
+ * by another process) it goes sync, so the server's refusal is the call's error at
+ * the call, as cuDNN's own would be (the guest vouches for any id of its session,
+ * a freed one too). Ids are unique in a session, so one set serves both kinds. */
+#define LIVE 8192
+static uintptr_t live[LIVE]; /* 0: free */
+static size_t nlive;
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void live_note(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    pthread_mutex_lock(&live_mu);
+    if (k && nlive < LIVE - 1) /* one slot stays free: probes end */
+        for (size_t i = slot_of(k) % LIVE;; i = (i + 1) % LIVE) {
+            if (live[i] == k) break;
+            if (!live[i]) {
+                live[i] = k;
+                nlive++;
+                break;
+            }
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static bool live_has(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    bool found = false;
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = slot_of(k) % LIVE; k && live[i]; i = (i + 1) % LIVE)
+        if (live[i] == k) {
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+    return found;
+}
+
+static void live_forget(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    pthread_mutex_lock(&live_mu);
+    size_t i = slot_of(k) % LIVE;
+    while (k && live[i] && live[i] != k) i = (i + 1) % LIVE;
+    if (k && live[i] == k) { /* linear probing: the entries after it move up */
+        live[i] = 0;
+        nlive--;
+        for (size_t j = (i + 1) % LIVE; live[j]; j = (j + 1) % LIVE) {
+            uintptr_t kj = live[j];
+            live[j] = 0;
+            for (size_t h = slot_of(kj) % LIVE;; h = (h + 1) % LIVE)
+                if (!live[h]) {
+                    live[h] = kj;
+                    break;
+                }
+        }
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* ---- descriptor creates: the first of each kind sync, the rest queued ----------------
+ * cuDNN 9 loads the sub-library that holds a descriptor kind (ops, cnn, adv) at its
+ * first use, and a program may probe for one by creating a descriptor
+ * (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, NOT_SUPPORTED). So each create goes
+ * synchronously until one succeeded in this process; from then on its code is loaded
+ * and the one failure left is host memory running out, which a queued create returns
+ * at the next sync call (specs/cudnn.yaml). FIRST_SYNC(F, T) defines F's async_check
+ * F_queued and its guest wrapper (wrap: guest), which notes the first success and
+ * hands the new descriptor to NOTE. */
+#define FIRST_SYNC(F, T, NOTE)                                                           \
+    static atomic_bool F##_loaded;                                                       \
+    bool F##_queued(T *d)                                                                \
+    {                                                                                    \
+        (void)d;                                                                         \
+        return atomic_load(&F##_loaded);                                                 \
+    }                                                                                    \
+    cudnnStatus_t cudnn_fwd_##F(T *);                                                    \
+    APIGEN_EXPORT cudnnStatus_t F(T *d)                                                  \
+    {                                                                                    \
+        cudnnStatus_t s = cudnn_fwd_##F(d);                                              \
+        if (s == CUDNN_STATUS_SUCCESS) atomic_store(&F##_loaded, true);                  \
+        if (s == CUDNN_STATUS_SUCCESS && d) NOTE(*d);                                    \
+        return s;                                                                        \
+    }
+#define NOTE_NONE(d) (void)(d)
+FIRST_SYNC(cudnnCreateTensorDescriptor, cudnnTensorDescriptor_t, live_note)
+FIRST_SYNC(cudnnCreateFilterDescriptor, cudnnFilterDescriptor_t, live_note)
+FIRST_SYNC(cudnnCreateActivationDescriptor, cudnnActivationDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateAttnDescriptor, cudnnAttnDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateCTCLossDescriptor, cudnnCTCLossDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateConvolutionDescriptor, cudnnConvolutionDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateDropoutDescriptor, cudnnDropoutDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateLRNDescriptor, cudnnLRNDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateOpTensorDescriptor, cudnnOpTensorDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreatePoolingDescriptor, cudnnPoolingDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateRNNDataDescriptor, cudnnRNNDataDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateRNNDescriptor, cudnnRNNDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateReduceTensorDescriptor, cudnnReduceTensorDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateSeqDataDescriptor, cudnnSeqDataDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateSpatialTransformerDescriptor, cudnnSpatialTransformerDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateTensorTransformDescriptor, cudnnTensorTransformDescriptor_t, NOTE_NONE)
+
+/* a destroy is queued for a live descriptor, and for NULL (cuDNN accepts it) */
+bool cudnn_destroy_tensor_queued(cudnnTensorDescriptor_t d)
+{
+    return !d || live_has(d);
+}
+
+bool cudnn_destroy_filter_queued(cudnnFilterDescriptor_t d)
+{
+    return !d || live_has(d);
 }
 
 /* ---- which setters and finalizes may be queued (async_check) ------------------------
@@ -370,39 +492,39 @@ bool cudnn_tensor4d_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cud
                            int h, int w)
 {
     int dim[4] = {n, c, h, w};
-    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
 }
 
 bool cudnn_tensor4d_ex_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n, int c, int h, int w, int ns,
                               int cs, int hs, int ws)
 {
     int dim[4] = {n, c, h, w}, stride[4] = {ns, cs, hs, ws};
-    return d && float_type(dt) && dims_ok(4, dim, stride);
+    return d && live_has(d) && float_type(dt) && dims_ok(4, dim, stride);
 }
 
 bool cudnn_tensor_nd_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb, const int dimA[],
                             const int strideA[])
 {
-    return d && strideA && float_type(dt) && dims_ok(nb, dimA, strideA);
+    return d && live_has(d) && strideA && float_type(dt) && dims_ok(nb, dimA, strideA);
 }
 
 bool cudnn_tensor_nd_ex_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t dt, int nb,
                                const int dimA[])
 {
-    return d && plain_format(f) && float_type(dt) && dims_ok(nb, dimA, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(nb, dimA, NULL);
 }
 
 bool cudnn_filter4d_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int k, int c,
                            int h, int w)
 {
     int dim[4] = {k, c, h, w};
-    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
 }
 
 bool cudnn_filter_nd_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int nb,
                             const int filterDimA[])
 {
-    return d && plain_format(f) && float_type(dt) && dims_ok(nb, filterDimA, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(nb, filterDimA, NULL);
 }
 
 /* Variant packs the guest created, until destroyed: how many unique ids and
@@ -462,11 +584,24 @@ cudnnStatus_t cudnn_fwd_cudnnBackendFinalize(cudnnBackendDescriptor_t);
 cudnnStatus_t cudnn_fwd_cudnnBackendSetAttribute(cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
                                                  cudnnBackendAttributeType_t, int64_t, const void *);
 
+/* a variant pack's create: queued after one succeeded (as FIRST_SYNC above) */
+static atomic_bool packs_loaded;
+
+bool cudnn_pack_create_queued(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *d)
+{
+    (void)type;
+    (void)d;
+    return atomic_load(&packs_loaded);
+}
+
 APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
                                                         cudnnBackendDescriptor_t *d)
 {
     cudnnStatus_t s = cudnn_fwd_cudnnBackendCreateDescriptor(type, d);
-    if (s == CUDNN_STATUS_SUCCESS && d && type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) pack_note((uintptr_t)*d);
+    if (s == CUDNN_STATUS_SUCCESS && d && type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) {
+        atomic_store(&packs_loaded, true);
+        pack_note((uintptr_t)*d);
+    }
     return s;
 }
 
