@@ -50,7 +50,8 @@ static const char *const api_keys[] = {"name",    "headers",      "helper_header
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
                                        "private_symbols", "proc_table", "forward_output", "family",
-                                       "thread_state", NULL};
+                                       "thread_state", "thread_state_effects", "thread_state_lazy",
+                                       "cache_groups", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "helper_headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -73,7 +74,7 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", "cache", "thread_state",
+                                      "gather", "selects", "privileged", "limits", "cache", "cache_forget", "thread_state",
                                       "async_check", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
@@ -2990,7 +2991,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     for (size_t i = 0; i < c.npend; i++) {
         pending_expr *pe = &c.pend[i];
         int before = strcmp(pe->what, "count") == 0 || strcmp(pe->what, "size") == 0;
-        expr_env env = {m, pe->fn, pe->allow_out_deref, before, d, pe->param, pe->what, pe->node->loc};
+        expr_env env = {m, pe->fn, pe->allow_out_deref, before, d, pe->param, pe->what, pe->node->loc, 0};
         env.loc.col += (unsigned)pe->node->quote_cols;
         if (pe->node->kind != SN_SCALAR) {
             diag_error(d, pe->node->loc, pe->fn->name, pe->param, "%s must be a C expression",
@@ -3007,7 +3008,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     free(entry_locs);
     check_device_ranges(&c);
     check_servers(m, root, entries, d);
-    check_cache(m, entries, d);
+    check_cache(m, root, entries, d);
     check_thread_state(m, root, entries, d);
     free(entries);
 

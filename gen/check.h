@@ -41,7 +41,8 @@ void check_servers(api_model *m, const spec_node *root, const spec_node *const *
 
 /* check_cache.c, after check_servers: `cache:` (answers the guest keeps
  * per server session) over the decided parameters. */
-void check_cache(api_model *m, const spec_node *const *entries, diag_sink *d);
+void check_cache(api_model *m, const spec_node *root, const spec_node *const *entries,
+                 diag_sink *d);
 /* check_thread_state.c, after check_cache: `api.thread_state` and each function's
  * `thread_state:` (per-thread values the guest tracks and answers from). */
 void check_thread_state(api_model *m, const spec_node *root, const spec_node *const *entries,

@@ -11,7 +11,7 @@
 #include "expr.h"
 #include "util.h"
 
-static const char *const cache_keys[] = {"if", "errors", NULL};
+static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", NULL};
 
 static int returns_api_error(const api_model *m, const function_def *f)
 {
@@ -47,6 +47,13 @@ static const char *uncacheable_param(const param_ann *a)
     return "of an unknown kind";
 }
 
+static int group_of(const api_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->api.ncache_groups; i++)
+        if (strcmp(m->api.cache_groups[i], name) == 0) return (int)i;
+    return -1;
+}
+
 static int is_const_name(const api_model *m, const char *s)
 {
     return model_find_enum_const(m, s, NULL) || model_find_macro(m, s);
@@ -57,7 +64,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
     const spec_node *n = spec_get(E, "cache");
     if (!n) return;
     src_loc at = spec_key_loc(E, "cache");
-    const spec_node *cond = NULL, *errs = NULL;
+    const spec_node *cond = NULL, *errs = NULL, *keep_if = NULL, *group = NULL;
     if (n->kind == SN_SCALAR) {
         if (strcmp(n->str, "session") != 0) {
             diag_error(d, n->loc, f->name, NULL,
@@ -70,6 +77,8 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
         if (spec_check_keys(n, cache_keys, "cache", d, f->name, NULL)) return;
         cond = spec_get(n, "if");
         errs = spec_get(n, "errors");
+        keep_if = spec_get(n, "keep_if");
+        group = spec_get(n, "group");
     } else {
         return;
     }
@@ -130,7 +139,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
                                                   "function's parameters passed by value");
             bad = 1;
         } else {
-            expr_env env = {m, f, 0, 0, d, NULL, "condition", cond->loc};
+            expr_env env = {m, f, 0, 0, d, NULL, "condition", cond->loc, 0};
             env.loc.col += (unsigned)cond->quote_cols;
             f->cache_if = expr_parse(&env, cond->str);
             if (!f->cache_if) {
@@ -139,11 +148,81 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
             }
         }
     }
+    if (keep_if) {
+        if (keep_if->kind != SN_SCALAR) {
+            diag_error(d, keep_if->loc, f->name, NULL,
+                       "cache.keep_if: a C expression over the answer (`*P` of an out "
+                       "parameter P) and the parameters passed by value");
+            bad = 1;
+        } else {
+            /* `*P` of an out pointer reads the answer; a NULL P reads 0 */
+            expr_env env = {m, f, 1, 0, d, NULL, "condition", keep_if->loc, 1};
+            env.loc.col += (unsigned)keep_if->quote_cols;
+            f->cache_keep_if = expr_parse(&env, keep_if->str);
+            if (!f->cache_keep_if) {
+                diag_note(d, f->loc, "declared here");
+                bad = 1;
+            }
+        }
+    }
+    if (group) {
+        f->cache_group = group->kind == SN_SCALAR ? group_of(m, group->str) : -1;
+        if (f->cache_group < 0) {
+            diag_error(d, group->loc, f->name, NULL,
+                       "cache.group: '%s' is not a name of api.cache_groups (declare it there: "
+                       "the calls that name it in `cache_forget:` make this answer unknown)",
+                       group->kind == SN_SCALAR ? group->str : "?");
+            bad = 1;
+        }
+    }
     if (!bad) f->cache = 1;
 }
 
-void check_cache(api_model *m, const spec_node *const *entries, diag_sink *d)
+/* `cache_forget: [GROUP, ...]`: after the call, whatever it returned, the
+ * answers kept under each group (by any API of the family) are unknown. */
+static void check_forget(api_model *m, function_def *f, const spec_node *E, diag_sink *d)
 {
-    for (size_t i = 0; i < m->nfunctions; i++)
+    const spec_node *n = spec_get(E, "cache_forget");
+    if (!n) return;
+    src_loc at = spec_key_loc(E, "cache_forget");
+    char **names = NULL;
+    size_t k = 0;
+    if (!spec_string_list(n, "cache_forget", d, m->arena, &names, &k)) return;
+    if (f->mode != FN_FORWARD || f->async || f->async_if) {
+        diag_error(d, at, f->name, NULL,
+                   "cache_forget: needs a synchronous forwarded function (the kept answers are "
+                   "forgotten once its reply is back, before it returns)");
+        return;
+    }
+    f->cache_forget = arena_alloc(m->arena, (k + 1) * sizeof(int));
+    for (size_t i = 0; i < k; i++) {
+        int g = group_of(m, names[i]);
+        if (g < 0) {
+            diag_error(d, n->loc, f->name, NULL,
+                       "cache_forget: '%s' is not a name of api.cache_groups", names[i]);
+            continue;
+        }
+        f->cache_forget[f->ncache_forget++] = g;
+    }
+}
+
+void check_cache(api_model *m, const spec_node *root, const spec_node *const *entries,
+                 diag_sink *d)
+{
+    const spec_node *gs = spec_get(spec_get(root, "api"), "cache_groups");
+    if (gs && spec_string_list(gs, "api.cache_groups", d, m->arena, &m->api.cache_groups,
+                               &m->api.ncache_groups)) {
+        for (size_t i = 0; i < m->api.ncache_groups; i++) {
+            const char *g = m->api.cache_groups[i];
+            int dup = group_of(m, g) != (int)i;
+            if (!is_c_identifier(g) || dup)
+                diag_error(d, gs->loc, NULL, NULL, "api.cache_groups: '%s' is %s", g,
+                           dup ? "given twice" : "not a C identifier");
+        }
+    }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        m->functions[i].cache_group = -1;
         check_one(m, &m->functions[i], entries[i], d);
+        check_forget(m, &m->functions[i], entries[i], d);
+    }
 }

@@ -77,7 +77,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             diag_error(d, c->loc, f->name, NULL, "thread_state.if: a C expression over the function's "
                                                "parameters passed by value");
         } else {
-            expr_env env = {m, f, 0, 0, d, NULL, "condition", c->loc};
+            expr_env env = {m, f, 0, 0, d, NULL, "condition", c->loc, 0};
             env.loc.col += (unsigned)c->quote_cols;
             se->cond = expr_parse(&env, c->str);
             if (!se->cond) diag_note(d, f->loc, "declared here");
@@ -144,6 +144,60 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
     }
 }
 
+/* api.thread_state_effects (what this API's calls do to the thread state
+ * other APIs of its family keep) and api.thread_state_lazy (values of this
+ * API's slots that a call of another API may replace on its own). */
+static void check_effects(api_model *m, const spec_node *api, diag_sink *d)
+{
+    static const char *const names[] = {"any", "declared", "none"};
+    const spec_node *ef = spec_get(api, "thread_state_effects"),
+                    *lz = spec_get(api, "thread_state_lazy");
+    if (ef) {
+        const char *v = NULL;
+        int ok = 0;
+        if (spec_string(ef, "api.thread_state_effects", d, NULL, NULL, &v))
+            for (int i = 0; i < 3 && !ok; i++)
+                if (strcmp(v, names[i]) == 0) {
+                    m->api.tstate_effects = i;
+                    ok = 1;
+                }
+        if (v && !ok)
+            diag_error(d, ef->loc, NULL, NULL,
+                       "api.thread_state_effects: '%s' is none of any (every call of this API may "
+                       "change the thread state other APIs of its family keep), declared (only "
+                       "calls whose `thread_state:` sets or forgets a slot) or none (no call)", v);
+        if (ok && !m->api.family)
+            diag_error(d, ef->loc, NULL, NULL,
+                       "api.thread_state_effects: says what this API's calls do to the other APIs "
+                       "of its family, and it has no api.family: drop it, or name the family");
+    }
+    if (lz && spec_want_map(lz, "api.thread_state_lazy", d, NULL, NULL)) {
+        for (size_t i = 0; i < lz->n; i++) {
+            int s = slot_of(m, lz->keys[i]);
+            const spec_node *v = lz->items[i];
+            if (s < 0) {
+                diag_error(d, lz->key_locs[i], NULL, NULL,
+                           "api.thread_state_lazy: '%s' is not a slot of api.thread_state",
+                           lz->keys[i]);
+                continue;
+            }
+            expr_env env = {m, NULL, 0, 0, d, NULL, "api.thread_state_lazy value",
+                            v ? v->loc : lz->key_locs[i], 0};
+            int64_t val;
+            if (!v || v->kind != SN_SCALAR) {
+                diag_error(d, v ? v->loc : lz->key_locs[i], NULL, NULL,
+                           "api.thread_state_lazy.%s: a C constant expression (the value another "
+                           "API's call may replace, e.g. 0 for \"no context\")", lz->keys[i]);
+                continue;
+            }
+            env.loc.col += (unsigned)v->quote_cols;
+            if (!expr_eval_const(&env, v->str, &val)) continue;
+            m->api.tstate_lazy_mask |= 1u << s;
+            m->api.tstate_lazy[s] = val;
+        }
+    }
+}
+
 void check_thread_state(api_model *m, const spec_node *root, const spec_node *const *entries,
                  diag_sink *d)
 {
@@ -161,6 +215,7 @@ void check_thread_state(api_model *m, const spec_node *root, const spec_node *co
             diag_error(d, ts->loc, NULL, NULL, "api.thread_state: at most 8 slots (%zu given)",
                        m->api.nthread_state);
     }
+    check_effects(m, spec_get(root, "api"), d);
     for (size_t i = 0; i < m->nfunctions; i++) {
         function_def *f = &m->functions[i];
         const spec_node *n = spec_get(entries[i], "thread_state");

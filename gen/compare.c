@@ -69,7 +69,7 @@ static void put_kind(strbuf *b, const param_ann *a)
         sb_printf(b, ",out_on_error=%s", a->out_on_error[i]);
 }
 
-static void put_kinds(strbuf *b, const function_def *f)
+static void put_kinds(strbuf *b, const api_model *m, const function_def *f)
 {
     for (size_t i = 0; i < f->sig.nparams; i++) {
         if (i) sb_putc(b, ' ');
@@ -108,7 +108,11 @@ static void put_kinds(strbuf *b, const function_def *f)
         for (size_t i = 0; i < f->ncache_errors; i++)
             sb_printf(b, "%s%s", i ? "," : "(errors ", f->cache_errors[i]);
         if (f->ncache_errors) sb_putc(b, ')');
+        if (f->cache_keep_if) sb_printf(b, "(keep_if %s)", f->cache_keep_if->text);
+        if (f->cache_group >= 0) sb_printf(b, "(group %s)", m->api.cache_groups[f->cache_group]);
     }
+    for (size_t i = 0; i < f->ncache_forget; i++)
+        sb_printf(b, " +cache_forget(%s)", m->api.cache_groups[f->cache_forget[i]]);
 }
 
 /* ---- structs the functions reach ------------------------------------------------ */
@@ -176,7 +180,7 @@ void model_snapshot(const api_model *m, strbuf *b)
         sb_putc(b, '\t');
         put_sig(b, f, 1);
         sb_putc(b, '\t');
-        put_kinds(b, f);
+        put_kinds(b, m, f);
         sb_putc(b, '\n');
         reach_type(&rs, f->sig.ret, 0);
         for (size_t k = 0; k < f->sig.nparams; k++) reach_type(&rs, f->sig.params[k].type, 0);

@@ -793,6 +793,10 @@ static void put_tstate_after(stub_fn *s, const char *success)
             free(idx);
         }
         if (se->forget_all) PUT("stub_tstate_forget_all");
+        /* api.thread_state_effects: declared: a call that changes this API's
+         * thread state changes what the family's other APIs see of it */
+        if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED && (se->nset || se->nforget))
+            PUT("stub_tstate_forget_others");
         for (size_t j = 0; j <= se->nset; j++) {
             int slot, deref;
             const char *pn;
@@ -1064,7 +1068,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                 }
             }
         }
-        if (f->cache)
+        if (f->cache && f->cache_group >= 0)
+            PUT("stub_sync_cached_group", "cond", f->cache_if ? f->cache_if->text : "true",
+                "group", m->api.cache_groups[f->cache_group]);
+        else if (f->cache)
             PUT("stub_sync_cached", "cond", f->cache_if ? f->cache_if->text : "true");
         else
             PUT("stub_sync");
@@ -1095,11 +1102,18 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             sb_printf(&kb, "ret_ == %s", success);
             for (size_t i = 0; i < f->ncache_errors; i++)
                 sb_printf(&kb, " || ret_ == %s", f->cache_errors[i]);
+            if (f->cache_keep_if) { /* what the answer must say to be kept */
+                char *w = sb_take(&kb);
+                sb_printf(&kb, "(%s) && (%s)", w, f->cache_keep_if->text);
+                free(w);
+            }
             char *keep = sb_take(&kb);
             PUT("stub_cache_keep", "cond", keep);
             free(keep);
         }
         put_tstate_after(&s, success);
+        for (size_t i = 0; i < f->ncache_forget; i++)
+            PUT("stub_cache_forget", "group", m->api.cache_groups[f->cache_forget[i]]);
         /* handle objects: the application's references, before a deferred error */
         for (size_t i = 0; hobj(e) && is_err && i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
@@ -1393,6 +1407,23 @@ int emit_stub(emit_ctx *e, strbuf *out)
         "async_next", m->api.async_errors_next_call ? "true" : "false");
     if (m->api.version_macro) PUT("stub_api_version", "API", e->API);
     if (m->api.family) PUT("stub_api_family", "family", m->api.family);
+    if (m->api.tstate_effects != TSTATE_EFFECTS_ANY)
+        PUT("stub_api_tstate_effects", "effects",
+            m->api.tstate_effects == TSTATE_EFFECTS_NONE ? "APIGEN_TSTATE_EFFECTS_NONE"
+                                                         : "APIGEN_TSTATE_EFFECTS_DECLARED");
+    if (m->api.tstate_lazy_mask) {
+        char mask[16];
+        snprintf(mask, sizeof mask, "%#x", m->api.tstate_lazy_mask);
+        PUT("stub_api_tstate_lazy_open", "mask", mask);
+        for (size_t i = 0; i < m->api.nthread_state; i++) {
+            if (!(m->api.tstate_lazy_mask & (1u << i))) continue;
+            char idx[24], val[32];
+            snprintf(idx, sizeof idx, "%zu", i);
+            snprintf(val, sizeof val, "%lld", (long long)m->api.tstate_lazy[i]);
+            PUT("stub_api_tstate_lazy", "idx", idx, "value", val, "slot", m->api.thread_state[i]);
+        }
+        PUT("stub_api_tstate_lazy_close");
+    }
     PUT("stub_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -373,7 +373,10 @@ static char *parse_unary(parser *P)
                 sb_printf(&b, "(%s != NULL ? *%s : 0)", n->text, n->text);
                 return sb_take(&b);
             }
-            if (!P->env->allow_out_deref || !(p->ann.kind == PK_OUT || p->ann.kind == PK_INOUT))
+            if (P->env->allow_out_deref && !(p->ann.kind == PK_OUT || p->ann.kind == PK_INOUT))
+                fail_at(P, t->col, "'*%s': only an out parameter's value can be read through `*`",
+                        n->text);
+            if (!P->env->allow_out_deref)
                 fail_at(P, t->col,
                         "'*%s' reads a value that exists only after the call: allowed in "
                         "`count_after` on an out parameter (and, on an in/inout parameter of "
@@ -381,7 +384,10 @@ static char *parse_unary(parser *P)
                         n->text);
             P->pos++;
             P->uses_out_deref = 1;
-            sb_printf(&b, "*%s", local_name(n->text));
+            if (P->env->guard_out_deref)
+                sb_printf(&b, "(%s != NULL ? *%s : 0)", local_name(n->text), local_name(n->text));
+            else
+                sb_printf(&b, "*%s", local_name(n->text));
             return sb_take(&b);
         }
         if (strcmp(t->text, "-") == 0 || strcmp(t->text, "!") == 0 ||

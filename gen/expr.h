@@ -16,6 +16,7 @@ typedef struct expr_env {
     const char *param;     /* for diagnostics; may be NULL */
     const char *what;      /* "size", "condition", ... */
     src_loc loc;           /* column of the expression's first character */
+    int guard_out_deref;   /* `*p` of an out parameter reads 0 where p is NULL */
 } expr_env;
 
 /* Parses `text`. Every parameter it reads must already have a decided kind:

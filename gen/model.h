@@ -309,6 +309,14 @@ typedef struct fn_sig {
     int variadic;
 } fn_sig;
 
+/* api.thread_state_effects: what a call of the API may do to the thread state
+ * that other APIs of its family keep (docs/spec.md). */
+enum {
+    TSTATE_EFFECTS_ANY = 0,  /* default: every call forgets it */
+    TSTATE_EFFECTS_DECLARED, /* only calls with a `thread_state:` set/forget entry forget it */
+    TSTATE_EFFECTS_NONE      /* no call changes it */
+};
+
 /* One entry of a function's `thread_state:` (check_thread_state.c): what the call does to
  * the per-thread values the guest tracks (api.thread_state), by slot index. */
 typedef struct state_entry {
@@ -383,6 +391,10 @@ typedef struct function_def {
     expr *cache_if;      /* kept only when this holds (NULL: always) */
     char **cache_errors; /* errors kept too (success always is) */
     size_t ncache_errors;
+    expr *cache_keep_if; /* `cache.keep_if`: kept only when the answer satisfies this */
+    int cache_group;     /* `cache.group`: index in api.cache_groups (-1: none) */
+    int *cache_forget;   /* `cache_forget:` groups (api.cache_groups indexes) whose kept */
+    size_t ncache_forget;/* answers the call makes unknown, whatever it returned */
     state_entry *state;  /* `thread_state:` (api.thread_state) */
     size_t nstate;
 } function_def;
@@ -485,6 +497,14 @@ typedef struct api_settings {
     src_loc proc_loc;
     char **thread_state;    /* api.thread_state: per-thread values the guest tracks (slots) */
     size_t nthread_state;
+    char **cache_groups;    /* api.cache_groups: names (family-wide) of kept answers that
+                               calls of the family's APIs may make unknown (`cache_forget:`) */
+    size_t ncache_groups;
+    int tstate_effects;     /* api.thread_state_effects: what this API's calls do to the values
+                               other APIs of its family keep (TSTATE_EFFECTS_*) */
+    unsigned tstate_lazy_mask; /* api.thread_state_lazy: slots (bits) whose value ... */
+    int64_t tstate_lazy[8]; /* ... any call of another API of the family may replace on its
+                               own: forgotten when one begins */
     char *ordinals;         /* api.ordinals: the function that counts one server's devices
                                (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */

@@ -371,6 +371,16 @@ enum {
 /* Guest side: decodes one callback frame and calls the user's function. */
 typedef void (*apigen_cb_dispatch_fn)(apigen_rd *args, void *fn, void *user_data);
 
+/* api.thread_state: at most this many slots per API (apigen_tstate_get) */
+#define APIGEN_TSTATE_MAX 8
+/* api.thread_state_effects: a call of the API ... */
+enum {
+    APIGEN_TSTATE_EFFECTS_ANY = 0, /* ... may change any thread state another API keeps */
+    APIGEN_TSTATE_EFFECTS_DECLARED, /* ... changes it only where its `thread_state:` says
+                                       (apigen_tstate_forget_others after the call) */
+    APIGEN_TSTATE_EFFECTS_NONE      /* ... never changes it */
+};
+
 typedef struct apigen_api {
     const char *name;
     uint64_t fingerprint;
@@ -420,6 +430,12 @@ typedef struct apigen_api {
      * all, and a handle type that is the same C type in two members has one
      * type tag, so an id made through one is accepted by the other */
     const char *family;
+    /* guest side, spec `api.thread_state_effects` (APIGEN_TSTATE_EFFECTS_*):
+     * what this API's calls do to the thread state other APIs of the family
+     * keep; `api.thread_state_lazy`: the slots (bits) whose value ... */
+    uint8_t tstate_effects;
+    uint32_t tstate_lazy_mask;
+    uint64_t tstate_lazy[APIGEN_TSTATE_MAX]; /* ... any call of another API may replace */
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -467,6 +483,15 @@ APIGEN_CHECK apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheabl
  * answer the spec lets it keep (success, or one of `cache.errors`): keeps
  * the reply for the same request on this server until the session ends. */
 void apigen_call_cache_keep(apigen_call *c);
+/* Spec `cache.group`: apigen_call_sync_cached for an answer of a group of
+ * answers that calls of the family may make unknown: a kept one answers
+ * only until a call forgets its group (apigen_cache_forget, any thread). */
+APIGEN_CHECK apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
+                                                         const char *group);
+/* Spec `cache_forget:`: after call c, whatever it returned (before
+ * apigen_call_end): the answers kept under group in c's session are
+ * unknown; one asked while c was in flight is not kept either. */
+void apigen_cache_forget(apigen_call *c, const char *group);
 /* Spec `api.thread_state` (docs/spec.md "Thread state kept in the guest"):
  * up to APIGEN_TSTATE_MAX per-thread values (slots) the guest tracks per
  * server session, from the calls that tell them. get: the calling thread's
@@ -476,11 +501,16 @@ void apigen_call_cache_keep(apigen_call *c);
  * forget_all: every thread's values of c's server (a call that may end
  * what another thread holds); a value set by a call that was in flight
  * meanwhile stays unknown. */
-#define APIGEN_TSTATE_MAX 8
 bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value);
 void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value);
 void apigen_tstate_forget(apigen_call *c, unsigned slot);
 void apigen_tstate_forget_all(apigen_call *c);
+/* After call c of an API with `thread_state_effects: declared` that changed
+ * (or may have changed) the thread's state: the values the family's other
+ * APIs keep of c's thread are unknown. (Every call of an `any` API forgets
+ * them when it begins; any call of another API forgets a value that API
+ * declared lazy, api.thread_state_lazy.) */
+void apigen_tstate_forget_others(apigen_call *c);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
 

@@ -3,8 +3,9 @@
  * whose request holds every input by value and whose reply is plain data
  * that stays true for the session (gen/check_cache.c), so an equal request
  * gets an equal answer. guest.c decides when a call may be answered here;
- * this file only stores. Entries are never changed or removed while the
- * session lives: a reader copies one out under the lock. */
+ * this file only stores. An entry is replaced only when a newer answer of
+ * its group (spec `cache.group`) comes: a reader copies one out under the
+ * lock. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,8 @@ typedef struct entry {
     struct entry *next;
     uint64_t hash;
     uint32_t call_id;
+    uint32_t group;          /* spec `cache.group` (0: none) and the group's ... */
+    uint64_t epoch;          /* ... epoch when the question was sent */
     size_t klen, rlen, roff; /* reply: rlen bytes, results from roff on */
     uint8_t *rep;            /* points into the same allocation, after the key */
     uint8_t key[];
@@ -51,23 +54,29 @@ rt_cache *rt_cache_new(void)
     return c;
 }
 
-static entry *find(rt_cache *c, uint64_t h, uint32_t call_id, const uint8_t *k, size_t n)
+/* The link that points to the entry of this request (*result NULL: none). */
+static entry **find(rt_cache *c, uint64_t h, uint32_t call_id, const uint8_t *k, size_t n)
 {
-    for (entry *e = c->b[h % CACHE_BUCKETS]; e; e = e->next)
+    entry **pp = &c->b[h % CACHE_BUCKETS];
+    for (; *pp; pp = &(*pp)->next) {
+        entry *e = *pp;
         if (e->hash == h && e->call_id == call_id && e->klen == n && !memcmp(e->key, k, n))
-            return e;
-    return NULL;
+            break;
+    }
+    return pp;
 }
 
 bool rt_cache_find(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, uint8_t **buf,
-                   size_t *cap, size_t *len, size_t *off)
+                   size_t *cap, size_t *len, size_t *off, uint32_t group, uint64_t epoch)
 {
     if (!c || n > CACHE_MAX_KEY)
         return false;
     uint64_t h = hash_of(call_id, key, n);
     bool hit = false;
     pthread_mutex_lock(&c->mu);
-    entry *e = find(c, h, call_id, key, n);
+    entry *e = *find(c, h, call_id, key, n);
+    if (e && (e->group != group || e->epoch != epoch))
+        e = NULL; /* kept before its group was forgotten */
     if (e && *cap < e->rlen) {
         uint8_t *nb = realloc(*buf, e->rlen);
         if (nb) {
@@ -86,17 +95,26 @@ bool rt_cache_find(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, 
 }
 
 void rt_cache_add(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, const uint8_t *rep,
-                  size_t rlen, size_t roff)
+                  size_t rlen, size_t roff, uint32_t group, uint64_t epoch)
 {
     if (!c || n > CACHE_MAX_KEY || rlen > CACHE_MAX_REPLY || roff > rlen)
         return;
     uint64_t h = hash_of(call_id, key, n);
     pthread_mutex_lock(&c->mu);
-    if (c->n < CACHE_MAX_ENTRIES && !find(c, h, call_id, key, n)) {
+    entry **pp = find(c, h, call_id, key, n), *old = *pp;
+    if (old && group && (old->group != group || epoch > old->epoch)) {
+        *pp = old->next; /* an answer of an older epoch of its group: replaced */
+        free(old);
+        c->n--;
+        old = NULL;
+    }
+    if (c->n < CACHE_MAX_ENTRIES && !old) {
         entry *e = malloc(sizeof *e + n + rlen);
         if (e) {
             e->hash = h;
             e->call_id = call_id;
+            e->group = group;
+            e->epoch = epoch;
             e->klen = n;
             e->rlen = rlen;
             e->roff = roff;

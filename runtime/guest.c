@@ -133,6 +133,14 @@ typedef struct gapi {
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
     rt_cache *_Atomic cache;
+    /* spec `cache.group`: the groups of kept answers this session has seen,
+     * each with an epoch that apigen_cache_forget moves on (names added
+     * once, under g_cgroup_mu; read without it up to ncgroups) */
+    struct {
+        const char *name;
+        atomic_uint_fast64_t epoch;
+    } cgroups[RT_CACHE_GROUPS];
+    atomic_uint ncgroups;
     /* api.thread_state: bumped by apigen_tstate_forget_all; a thread's value
      * holds only while its epoch is the current one */
     atomic_uint_fast64_t state_epoch;
@@ -190,17 +198,22 @@ typedef struct gthr {
     uint8_t *ckey;
     size_t ckey_len, ckey_cap;
     uint32_t ckey_call;
+    uint32_t ckey_group;  /* its spec `cache.group` (index + 1; 0: none) ... */
+    uint64_t ckey_epoch;  /* ... and the group's epoch when it was sent */
     bool ckey_ok;
     const uint8_t *crep;
     size_t crep_len, crep_off;
-    /* api.thread_state: this thread's values on this server */
-    uint64_t sval[APIGEN_TSTATE_MAX], sepoch[APIGEN_TSTATE_MAX];
-    uint32_t sknown;   /* bit per slot */
-    /* the API whose slots these are: the APIs of a family share this thread
-     * connection, and a call of one may change what another keeps (one
-     * API's device selection changes another's current context), so a
-     * call of any other API forgets them */
-    const apigen_api *state_api;
+    /* api.thread_state: this thread's values on this server, per API of
+     * the family that keeps any (the first RT_TSTATE_APIS to; a further
+     * one keeps none). The APIs share this connection, and a call of one
+     * may change what another keeps (one API's device selection changes
+     * another's current context): api.thread_state_effects says which
+     * calls do (tstate_other_call, apigen_tstate_forget_others). */
+    struct tstate {
+        const apigen_api *api; /* NULL: free, and so is every later one */
+        uint64_t val[APIGEN_TSTATE_MAX], epoch[APIGEN_TSTATE_MAX];
+        uint32_t known; /* bit per slot */
+    } ts[RT_TSTATE_APIS];
     uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */
     uint8_t skey[RT_KEY_LEN]; /* the session's key, for lane handshakes */
 } gthr;
@@ -830,6 +843,49 @@ static gthr *new_thr(gapi *g, const apigen_api *api)
 
 /* The calling thread's connection to server `server` of api's session
  * (of its family's: one for all its members), and api's index there. */
+/* The thread state t keeps of api (add: make room for it; NULL: none, or
+ * no room left). */
+static struct tstate *tstate_of(gthr *t, const apigen_api *api, bool add)
+{
+    for (unsigned i = 0; i < RT_TSTATE_APIS; i++) {
+        struct tstate *s = &t->ts[i];
+        if (s->api == api)
+            return s;
+        if (!s->api) {
+            if (!add)
+                return NULL;
+            s->api = api;
+            s->known = 0;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* A call of api begins on t: what it may do to the values the family's
+ * other APIs keep of this thread (api.thread_state_effects). `any`: each
+ * may have changed. Otherwise only a value another API may replace on its
+ * own (api.thread_state_lazy: "no context", which any call of another API
+ * may replace by making one current) is forgotten; what `declared` calls
+ * change, they forget after the call (apigen_tstate_forget_others). */
+static void tstate_other_call(gthr *t, const apigen_api *api)
+{
+    for (unsigned i = 0; i < RT_TSTATE_APIS && t->ts[i].api; i++) {
+        struct tstate *s = &t->ts[i];
+        if (s->api == api || !s->known)
+            continue;
+        if (api->tstate_effects == APIGEN_TSTATE_EFFECTS_ANY) {
+            s->known = 0;
+            continue;
+        }
+        for (uint32_t m = s->known & s->api->tstate_lazy_mask; m; m &= m - 1) {
+            unsigned k = (unsigned)__builtin_ctz(m);
+            if (s->val[k] == s->api->tstate_lazy[k])
+                s->known &= ~(1u << k);
+        }
+    }
+}
+
 static gthr *get_thr(const apigen_api *api, unsigned server, unsigned *idx)
 {
     gthr *h = tl_head;
@@ -960,10 +1016,8 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
         return false;
     }
     t->in_frame = true;
-    if (__builtin_expect(t->state_api && t->state_api != api, 0)) {
-        t->sknown = 0;
-        t->state_api = NULL;
-    }
+    if (t->ts[0].api)
+        tstate_other_call(t, api);
     c->wr = &t->q;
     c->thread = t;
     c->salt = t->g->salt;
@@ -1465,7 +1519,55 @@ static bool frame_is_flat(const gthr *t)
     return !t->q.failed;
 }
 
+/* The index of group name in g's session (add: made known; -1: not known,
+ * or the table is full, which keeps nothing of the group). */
+static pthread_mutex_t g_cgroup_mu = PTHREAD_MUTEX_INITIALIZER;
+static int cache_group(gapi *g, const char *name, bool add)
+{
+    unsigned n = atomic_load(&g->ncgroups);
+    for (unsigned i = 0; i < n; i++)
+        if (g->cgroups[i].name == name || strcmp(g->cgroups[i].name, name) == 0)
+            return (int)i;
+    if (!add)
+        return -1;
+    int r = -1;
+    pthread_mutex_lock(&g_cgroup_mu);
+    n = atomic_load(&g->ncgroups);
+    for (unsigned i = 0; i < n && r < 0; i++)
+        if (strcmp(g->cgroups[i].name, name) == 0)
+            r = (int)i;
+    if (r < 0 && n < RT_CACHE_GROUPS) {
+        g->cgroups[n].name = name; /* the stub's string: stubs stay loaded (-z nodelete) */
+        atomic_store(&g->cgroups[n].epoch, 1);
+        atomic_store(&g->ncgroups, n + 1);
+        r = (int)n;
+    }
+    pthread_mutex_unlock(&g_cgroup_mu);
+    return r;
+}
+
+static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group);
+
 apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
+{
+    return sync_cached(c, cacheable, hit, NULL);
+}
+
+apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
+                                            const char *group)
+{
+    return sync_cached(c, cacheable, hit, group);
+}
+
+void apigen_cache_forget(apigen_call *c, const char *group)
+{
+    gthr *t = c->thread;
+    int i = t ? cache_group(t->g, group, false) : -1;
+    if (i >= 0)
+        atomic_fetch_add(&t->g->cgroups[i].epoch, 1);
+}
+
+static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group)
 {
     gthr *t = c->thread;
     *hit = false;
@@ -1475,7 +1577,15 @@ apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
     rt_cache *kc = session_cache(g);
     const uint8_t *key = t->q.buf + t->frame_off + APIGEN_FRAME_HDR_SIZE;
     size_t n = t->q.len - t->frame_off - APIGEN_FRAME_HDR_SIZE, len, off;
-    if (kc && rt_cache_find(kc, c->wire_id, key, n, &t->rbuf, &t->rcap, &len, &off)) {
+    /* a grouped answer holds while its group's epoch is the one it was
+     * asked under: read before the question leaves, so a forget that
+     * comes while it is in flight leaves the answer stale */
+    int gi = group && kc ? cache_group(g, group, true) : -1;
+    uint32_t grp = gi >= 0 ? (uint32_t)gi + 1 : 0;
+    uint64_t epoch = gi >= 0 ? atomic_load(&g->cgroups[gi].epoch) : 0;
+    if (group && gi < 0)
+        kc = NULL;
+    if (kc && rt_cache_find(kc, c->wire_id, key, n, &t->rbuf, &t->rcap, &len, &off, grp, epoch)) {
         rt_wr_truncate(&t->q, t->frame_off); /* never sent */
         t->in_frame = false;
         settle_queue(t);
@@ -1504,6 +1614,8 @@ apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
         memcpy(t->ckey, key, n);
         t->ckey_len = n;
         t->ckey_call = c->wire_id;
+        t->ckey_group = grp;
+        t->ckey_epoch = epoch;
     }
     apigen_status st = apigen_call_sync(c);
     if (st == APIGEN_OK && keyed && !c->rd.pull && c->rd.base) {
@@ -1523,7 +1635,7 @@ void apigen_call_cache_keep(apigen_call *c)
     t->ckey_ok = false;
     if (t->gen == t->g->gen && !atomic_load(&t->g->lost))
         rt_cache_add(session_cache(t->g), t->ckey_call, t->ckey, t->ckey_len, t->crep,
-                     t->crep_len, t->crep_off);
+                     t->crep_len, t->crep_off, t->ckey_group, t->ckey_epoch);
 }
 
 /* ---- thread state kept in the guest (api.thread_state) ------------------------ */
@@ -1535,14 +1647,12 @@ bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value)
     for (gthr *t = tl_head; t; t = t->next) {
         if (t->g->index != server || !rt_same_family(t->g->api, api))
             continue;
-        if (t->state_api != api)
-            return false;
+        struct tstate *s = tstate_of(t, api, false);
         gapi *g = t->g;
-        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers ||
-            !(t->sknown & (1u << slot)) ||
-            t->sepoch[slot] != atomic_load(&g->state_epoch))
+        if (!s || t->gen != g->gen || atomic_load(&g->lost) || g->no_answers ||
+            !(s->known & (1u << slot)) || s->epoch[slot] != atomic_load(&g->state_epoch))
             return false;
-        *value = t->sval[slot];
+        *value = s->val[slot];
         return true;
     }
     return false;
@@ -1553,20 +1663,28 @@ void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value)
     gthr *t = c->thread;
     if (!t || slot >= APIGEN_TSTATE_MAX || c->status != APIGEN_OK)
         return;
-    if (t->state_api != c->api) {
-        t->sknown = 0;
-        t->state_api = c->api;
-    }
-    t->sval[slot] = value;
-    t->sepoch[slot] = t->epoch_at_send; /* stale if a forget_all came meanwhile */
-    t->sknown |= 1u << slot;
+    struct tstate *s = tstate_of(t, c->api, true);
+    if (!s)
+        return;
+    s->val[slot] = value;
+    s->epoch[slot] = t->epoch_at_send; /* stale if a forget_all came meanwhile */
+    s->known |= 1u << slot;
 }
 
 void apigen_tstate_forget(apigen_call *c, unsigned slot)
 {
     gthr *t = c->thread;
-    if (t && slot < APIGEN_TSTATE_MAX)
-        t->sknown &= t->state_api == c->api ? ~(1u << slot) : 0u;
+    struct tstate *s = t && slot < APIGEN_TSTATE_MAX ? tstate_of(t, c->api, false) : NULL;
+    if (s)
+        s->known &= ~(1u << slot);
+}
+
+void apigen_tstate_forget_others(apigen_call *c)
+{
+    gthr *t = c->thread;
+    for (unsigned i = 0; t && i < RT_TSTATE_APIS && t->ts[i].api; i++)
+        if (t->ts[i].api != c->api)
+            t->ts[i].known = 0;
 }
 
 void apigen_tstate_forget_all(apigen_call *c)

@@ -138,6 +138,8 @@ void rt_host_unpin(void *p);
 #define RT_CALL_API_SHIFT 24
 #define RT_CALL_LOCAL_MASK ((1u << RT_CALL_API_SHIFT) - 1)
 #define RT_FAMILY_MAX 16u
+/* APIs of a family whose thread state (api.thread_state) a thread keeps */
+#define RT_TSTATE_APIS 4u
 /* Whether a and b are one API or members of one family. */
 static inline bool rt_same_family(const apigen_api *a, const apigen_api *b)
 {
@@ -601,12 +603,18 @@ int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned nap
 /* cache.c: a server session's kept answers (spec `cache:`), request bytes
  * of call_id -> reply bytes (results from off on). find copies the reply
  * into *buf (grown to *cap); false: not kept (or no memory to copy it).
- * add keeps a copy, unless one is kept already or the table is full. */
+ * add keeps a copy, unless one is kept already or the table is full.
+ * group/epoch (spec `cache.group`; 0/0 for none): an answer kept under an
+ * epoch of its group answers only while the caller names that epoch (a
+ * `cache_forget:` call moved the group on); add replaces an older one. */
 typedef struct rt_cache rt_cache;
 rt_cache *rt_cache_new(void);
 bool rt_cache_find(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, uint8_t **buf,
-                   size_t *cap, size_t *len, size_t *off);
+                   size_t *cap, size_t *len, size_t *off, uint32_t group, uint64_t epoch);
 void rt_cache_add(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, const uint8_t *rep,
-                  size_t len, size_t off);
+                  size_t len, size_t off, uint32_t group, uint64_t epoch);
+/* spec `cache.group`: groups of kept answers per session (names are the
+ * specs', shared by a family's APIs) */
+#define RT_CACHE_GROUPS 16u
 
 #endif

@@ -51917,4 +51917,5 @@ const apigen_api cublas_api = {
     .ncb_types = CUBLAS_NCB_TYPES,
     .async_errors_next_call = true,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -3963,4 +3963,5 @@ const apigen_api cublasLt_api = {
     .ncb_types = CUBLASLT_NCB_TYPES,
     .async_errors_next_call = true,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

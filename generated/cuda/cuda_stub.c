@@ -2816,6 +2816,7 @@ APIGEN_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
@@ -2878,6 +2879,7 @@ APIGEN_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdev
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
@@ -2946,6 +2948,7 @@ APIGEN_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *para
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
@@ -3016,6 +3019,7 @@ APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCre
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
@@ -3071,6 +3075,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3118,6 +3123,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3164,6 +3170,7 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4025,6 +4032,7 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4083,6 +4091,7 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4129,6 +4138,7 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
@@ -4177,6 +4187,7 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
@@ -4348,12 +4359,14 @@ APIGEN_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
     }
     if ((ctx != 0)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if ((ctx == 0)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4396,6 +4409,7 @@ APIGEN_EXPORT CUresult cuCtxSetFlags(unsigned int flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6023,6 +6037,7 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *fl
     CUresult ret_ = {0};
     uint64_t n_flags = 0;
     uint64_t n_active = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDevicePrimaryCtxGetState))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -6034,7 +6049,7 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *fl
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_active)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, active != NULL)) goto nomem; /* active */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (true), &cached_, "primary_context"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6044,6 +6059,8 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *fl
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
     if (active != NULL && !apigen_get_into(&call_.rd, active, n_active, NULL)) goto bad; /* active */
+    if (!cached_ && ((ret_ == CUDA_SUCCESS) && ((active != NULL ? *active : 0) == 1)))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6066,7 +6083,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDevicePrimaryCtxGetState(dev=%lld, flags=%#llx, active=%#llx) = %llu [%s, %llu us]", (long long)dev, (unsigned long long)(uintptr_t)flags, (unsigned long long)(uintptr_t)active, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDevicePrimaryCtxGetState(dev=%lld, flags=%#llx, active=%#llx) = %llu [%s, %llu us]", (long long)dev, (unsigned long long)(uintptr_t)flags, (unsigned long long)(uintptr_t)active, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6092,6 +6109,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6137,6 +6155,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6182,6 +6201,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6227,6 +6247,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6325,6 +6346,7 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int fla
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6367,6 +6389,7 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -30456,4 +30479,9 @@ const apigen_api cuda_api = {
     .async_errors_next_call = true,
     .api_version = CUDA_API_VERSION,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_DECLARED,
+    .tstate_lazy_mask = 0x1,
+    .tstate_lazy = {
+        [0] = (uint64_t)(int64_t)0, /* current_context */
+    },
 };

@@ -3817,6 +3817,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -10526,6 +10530,7 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -17091,6 +17096,7 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
         if (ret_ == cudaSuccess)
             apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)device)); /* device */
     }
@@ -17135,6 +17141,11 @@ APIGEN_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
+    }
+    apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -17182,6 +17193,10 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         ret_ = (cudaError_t)v_;
     }
     if (device_arr != NULL && !apigen_get_into(&call_.rd, device_arr, n_device_arr, NULL)) goto bad; /* device_arr */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
+        apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -20006,4 +20021,5 @@ const apigen_api cudart_api = {
     .async_errors_next_call = true,
     .api_version = CUDART_API_VERSION,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_DECLARED,
 };

@@ -14472,4 +14472,5 @@ const apigen_api cudnn_api = {
     .ncb_types = CUDNN_NCB_TYPES,
     .async_errors_next_call = true,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -2531,4 +2531,5 @@ const apigen_api cufft_api = {
     .ncb_types = CUFFT_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -1193,4 +1193,5 @@ const apigen_api curand_api = {
     .ncb_types = CURAND_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -26730,4 +26730,5 @@ const apigen_api cusolver_api = {
     .ncb_types = CUSOLVER_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -26142,4 +26142,5 @@ const apigen_api cusparse_api = {
     .ncb_types = CUSPARSE_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

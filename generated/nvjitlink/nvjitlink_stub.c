@@ -549,4 +549,5 @@ const apigen_api nvjitlink_api = {
     .ncb_types = NVJITLINK_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -19348,4 +19348,5 @@ const apigen_api nvml_api = {
     .ncb_types = NVML_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -1021,4 +1021,5 @@ const apigen_api nvrtc_api = {
     .ncb_types = NVRTC_NCB_TYPES,
     .async_errors_next_call = false,
     .family = "cuda",
+    .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -50,17 +50,19 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
  * c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4 (its bytes in memory order), and refuses
  * to run without it ("Mismatch in versions between nvidia-smi and NVML").
  * The table's first word is its size in bytes, and nvidia-smi calls an entry
- * only when the size covers it (docs/nvml.md has the evidence): the stub
- * answers that id with a table whose size word is 0, so nvidia-smi runs on
- * public NVML alone and never calls into the table; the few rows it reads
- * only through the table's entries print as "Uninitialized". The table is
- * all zeros, so a read of any entry (without a call) sees NULL and stays in
- * bounds. Any other id is NVML_ERROR_NOT_SUPPORTED with *table NULL. Each id
- * asked is logged once. APIGEN_NVML_EXPORT_TABLE=none answers
- * NVML_ERROR_NOT_SUPPORTED for every id (the stub's former answer, to see
- * what a tool does without the table); =probe answers nvidia-smi's id with
- * specs/nvml/probe.c's table of logging entries (an experiment); =procs with
- * specs/nvml/smiprocs.c's (its process lists served, another experiment). */
+ * only when the size covers it (docs/nvml.md has the evidence). The stub
+ * answers that id with specs/nvml/smiprocs.c's table: the process lists
+ * nvidia-smi reads through entries 213-215 (its Processes box, -q and
+ * --query-compute-apps show the guest's processes, identical to native on
+ * the H200, 2026-11-26), the handle by index of entry 81, and every other
+ * entry up to 215 a function that reads no argument, logs once and answers
+ * NVML_ERROR_NOT_SUPPORTED (nvidia-smi 580 calls one, 26, and prints the same
+ * rows as without it). Any other id is NVML_ERROR_NOT_SUPPORTED with *table
+ * NULL. Each id asked is logged once. APIGEN_NVML_EXPORT_TABLE chooses
+ * another answer for nvidia-smi's id: =empty a table whose size word is 0
+ * (no entry offered: nvidia-smi runs on public NVML alone and shows no
+ * process), =none NVML_ERROR_NOT_SUPPORTED, =probe specs/nvml/probe.c's
+ * table of logging entries (an experiment). */
 const void *nvml_probe_table(void); /* probe.c */
 const void *nvml_procs_table(void); /* smiprocs.c */
 
@@ -83,20 +85,20 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
     const char *mode = getenv("APIGEN_NVML_EXPORT_TABLE");
     int give = memcmp(u, smi_table_id, 16) == 0 && !(mode && strcmp(mode, "none") == 0);
     int probe = give && mode && strcmp(mode, "probe") == 0;
-    int procs = give && mode && strcmp(mode, "procs") == 0;
+    int empty_table = give && mode && strcmp(mode, "empty") == 0;
     /* the id's bytes in memory order (as a GUID with its first three fields
      * little-endian: 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4 for nvidia-smi's) */
     if (fresh)
         apigen_log("nvmlInternalGetExportTable: %s "
                    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x%s",
-                   probe  ? "answered with the probe table (APIGEN_NVML_EXPORT_TABLE=probe):"
-                   : procs ? "answered with the process-list experiment (APIGEN_NVML_EXPORT_TABLE=procs):"
-                   : give ? "answered with an empty table (size 0, no entries):"
-                          : "not supported: NVML's private table",
+                   probe         ? "answered with the probe table (APIGEN_NVML_EXPORT_TABLE=probe):"
+                   : empty_table ? "answered with an empty table (size 0, no entries):"
+                   : give        ? "answered with the process-list table:"
+                                 : "not supported: NVML's private table",
                    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
                    u[13], u[14], u[15], give ? "" : " is not forwarded");
     if (!give) return NVML_ERROR_NOT_SUPPORTED;
-    *table = probe ? nvml_probe_table() : procs ? nvml_procs_table() : (const void *)empty;
+    *table = probe ? nvml_probe_table() : empty_table ? (const void *)empty : nvml_procs_table();
     return NVML_SUCCESS;
 }
 

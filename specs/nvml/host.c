@@ -143,6 +143,10 @@ struct plist {
     long mig_off;                           /* ... and MIG instance (gpuInstanceId and
                                                computeInstanceId, 8 bytes here; -1: none) */
     nvmlReturn_t empty;                     /* the library's answer for an empty list */
+    bool library_room;                      /* the room asked is the library's sample
+                                               buffer's, not the entries' (utilization:
+                                               NVML asks room for its whole buffer, 72
+                                               samples on the H200, however few it holds) */
 };
 
 static void set_mem(unsigned char *e, long off, unsigned long long v)
@@ -179,6 +183,10 @@ static nvmlReturn_t whole_list(const plist *l, void **all, unsigned int *n)
 static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int *count, void *out)
 {
     if (!count) return l->call(l, NULL, out); /* the library's own answer to that */
+    /* the library's own size query (no buffer) says the room it wants; asked
+     * first, so that the list's call is the last to set lastSeenTimeStamp */
+    unsigned int need = 0;
+    if (l->library_room && l->call(l, &need, NULL) != NVML_ERROR_INSUFFICIENT_SIZE) need = 0;
     void *all;
     unsigned int n = 0;
     nvmlReturn_t r = whole_list(l, &all, &n);
@@ -234,7 +242,10 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
     unsigned int room = out ? *count : 0;
     *count = (unsigned int)m;
     if (m == 0) r = l->empty;
-    else if (m > room) r = NVML_ERROR_INSUFFICIENT_SIZE;
+    else if (need > room && need >= m) {
+        *count = need;
+        r = NVML_ERROR_INSUFFICIENT_SIZE;
+    } else if (m > room) r = NVML_ERROR_INSUFFICIENT_SIZE;
     else memcpy(out, seen, m * l->elem);
     free(seen);
     return r;
@@ -332,7 +343,8 @@ nvmlReturn_t nvml_host_process_utilization(apigen_call_ctx *cx, nvmlDevice_t dev
     plist l = {.call = call_process_utilization, .dev = device,
                .since = lastSeenTimeStamp, .elem = sizeof *utilization,
                .pid_off = offsetof(nvmlProcessUtilizationSample_t, pid), .mem_off = -1,
-               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
+               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND,
+               .library_room = true};
     return guest_list(cx, &l, count, utilization);
 }
 
@@ -388,7 +400,8 @@ nvmlReturn_t nvml_host_processes_utilization(apigen_call_ctx *cx, nvmlDevice_t d
     plist l = {.call = call_processes_utilization, .dev = device, .version = version,
                .since = since, .since_out = &out, .elem = sizeof *procs,
                .pid_off = offsetof(nvmlProcessUtilizationInfo_v1_t, pid), .mem_off = -1,
-               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
+               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND,
+               .library_room = true};
     nvmlReturn_t r = guest_list(cx, &l, count, procs);
     if (lastSeenTimeStamp) *lastSeenTimeStamp = out;
     return r;

@@ -1,7 +1,11 @@
-/* APIGEN_NVML_EXPORT_TABLE=procs: an experiment for tests/gpu/nvml-procs.sh,
- * to learn whether nvidia-smi's Processes table can be served through the
- * entries of its private table (c4fe3e6c-..., specs/nvml/guest.c,
- * docs/nvml.md "Processes"). Never the default.
+/* The stub's answer to nvidia-smi's private table (c4fe3e6c-...,
+ * specs/nvml/guest.c, docs/nvml.md "Processes"): nvidia-smi's Processes box,
+ * -q and --query-compute-apps read the processes through entries of this
+ * table only. Checked on the H200 (tests/gpu/nvml-procs.sh, 2026-11-26,
+ * driver 580.159.04): with it those views are identical to native, and
+ * nvidia-smi calls entries 81, 26 and 213-215 only (-q, topo -m, the box,
+ * --query-compute-apps); 26 answers NVML_ERROR_NOT_SUPPORTED and -q prints
+ * the same rows as with an empty table.
  *
  * NVIDIA's mock of NVML (k8s-test-infra pkg/gpu/mocknvml, probing nvidia-smi
  * 580.65.06) found that nvidia-smi lists processes through table words

@@ -13,8 +13,8 @@
 # one message.
 # Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
-# PYTHON; TRACE_RT=1 (TRACE_STEPS, default 20): a traced run per case and the
-# calls that still make round trips ($OUT/roundtrips.txt).
+# PYTHON; TRACE_RT=1 (TRACE_STEPS, default 10): two traced runs per case and
+# the calls that still make round trips per step ($OUT/roundtrips.txt).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build-gpu-driver}
@@ -75,22 +75,29 @@ for c in $cases; do
     done
     echo >> "$OUT/table.txt"
 done
-# TRACE_RT=1: each case once more over unix, TRACE_STEPS steps (default 20),
-# the guest traced (APIGEN_TRACE): the synchronous round trips per step, and
-# which calls made them (one "apigen wire [pid]: rt CALL" line each; queued
-# calls make none)
+# TRACE_RT=1: each case twice more over unix, TRACE_STEPS and 2 x TRACE_STEPS
+# steps (default 10), the guest traced (APIGEN_TRACE): the synchronous round
+# trips per training step (the difference of the two runs over TRACE_STEPS:
+# set-up cancels) and which calls make them (one "apigen wire [pid]: rt CALL"
+# line each; queued calls make none)
 if [ "${TRACE_RT:-0}" = 1 ]; then
-    ts=${TRACE_STEPS:-20}
+    ts=${TRACE_STEPS:-10}
     for c in $cases; do
-        rm -f "$OUT/$c.trace"
-        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url unix) APIGEN_TRACE="$OUT/$c.trace" LD_PRELOAD="$preload" \
-            LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 900 "$py" "$c.py" "$ts" ) \
-            > "$OUT/$c.trace.out" 2> "$OUT/$c.trace.err"
-        n=$(grep -c 'apigen wire \[[0-9]*\]: rt ' "$OUT/$c.trace" 2>/dev/null)
-        echo "== $c: ${n:-0} round trips in $ts steps (whole run, setup included); the most frequent:" >> "$OUT/roundtrips.txt"
-        sed -n 's/.*apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$OUT/$c.trace" | sort | uniq -c | sort -rn |
-            head -20 >> "$OUT/roundtrips.txt"
-        gzip -f "$OUT/$c.trace"
+        for n in $ts $((2 * ts)); do
+            rm -f "$OUT/$c.$n.trace"
+            ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url unix) APIGEN_TRACE="$OUT/$c.$n.trace" LD_PRELOAD="$preload" \
+                LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 900 "$py" "$c.py" "$n" ) \
+                > "$OUT/$c.$n.trace.out" 2> "$OUT/$c.$n.trace.err"
+            sed -n 's/.*apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$OUT/$c.$n.trace" | sort | uniq -c |
+                awk '{ print $2, $1 }' | sort > "$OUT/$c.$n.rt"
+            gzip -f "$OUT/$c.$n.trace"
+        done
+        a=$(awk '{ s += $2 } END { print s + 0 }' "$OUT/$c.$ts.rt")
+        b=$(awk '{ s += $2 } END { print s + 0 }' "$OUT/$c.$((2 * ts)).rt")
+        echo "== $c: round trips per step $(awk -v a="$a" -v b="$b" -v n="$ts" 'BEGIN { printf "%.1f", (b - a) / n }')" \
+             "($a in $ts steps, $b in $((2 * ts)), set-up included); per step, by call:" >> "$OUT/roundtrips.txt"
+        join -a 2 -e 0 -o 0,1.2,2.2 "$OUT/$c.$ts.rt" "$OUT/$c.$((2 * ts)).rt" |
+            awk -v n="$ts" '{ d = ($3 - $2) / n; if (d > 0) printf "%8.1f %s\n", d, $1 }' | sort -rn | head -25 >> "$OUT/roundtrips.txt"
     done
 fi
 kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null

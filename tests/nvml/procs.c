@@ -10,7 +10,7 @@
  *                           for it ("=argv0" when it is the process's argv[0]
  *                           as /proc says); accounting stats by pid for
  *                           self, the holder and pid 1
- *   procs smitable HOLDER_PID  through the stub with APIGEN_NVML_EXPORT_TABLE=procs
+ *   procs smitable HOLDER_PID  through the stub (its answer to nvidia-smi's private table)
  *                           (specs/nvml/smiprocs.c): nvidia-smi's private
  *                           table, its handle-by-index entry (81) and process
  *                           list entries (213-215) as nvidia-smi calls them
@@ -163,6 +163,10 @@ static int list(void)
         describe(&w[i], us[i].pid, m);
     }
     if (r == NVML_SUCCESS) print_rows(w, n < 16 ? n : 16);
+    /* room for the samples but not for NVML's sample buffer: still too small */
+    n = 2;
+    r = nvmlDeviceGetProcessUtilization(d, us, &n, 0);
+    printf("utilization samples into 2: %s count %u\n", nvmlErrorString(r), n);
 
     unsigned pids[16];
     n = 16;

@@ -13,16 +13,17 @@
 #       guest's own space too, and 4242) not shown, nor the holder to a guest
 #       of another pid space (APIGEN_PID_SPACE); over shm (--isolation
 #       thread: one process for every session, none holding device memory)
-#       no process at all; and through APIGEN_NVML_EXPORT_TABLE=procs
-#       (specs/nvml/smiprocs.c) nvidia-smi's private process-list entries
+#       no process at all; and through the stub's answer to nvidia-smi's
+#       private table (specs/nvml/smiprocs.c) its process-list entries
 #   run.sh admin SERVER STUB_DIR FAKE_DIR PROGRAM
 #       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
 #       limit unchanged, one log line on the server) and then done; an
 #       unsupported call (and nvmlInternalGetExportTable for an unknown table)
 #       answers NVML_ERROR_NOT_SUPPORTED with one log line; nvidia-smi's table
-#       is an empty one (size word 0; APIGEN_NVML_EXPORT_TABLE=probe: 256
-#       entries that log once and refuse); a function the server's library lacks
+#       is the process-list table (215 entries; those nvidia-smi does not
+#       use for processes log once and refuse; APIGEN_NVML_EXPORT_TABLE=empty:
+#       size word 0, =probe: 256 entries that log once and refuse); a function the server's library lacks
 #       answers NVML_ERROR_FUNCTION_NOT_FOUND; nvmlDeviceGetMemoryInfo (an
 #       output struct) does not carry the caller's bytes to the library
 #   run.sh servers SERVER STUB_DIR PROGRAM
@@ -105,6 +106,8 @@ procs)
     [ "$nrc" = 0 ] || fail "native run exited $nrc"
     grep -q '^    self name =argv0 memory ' "$tmp/native.out" && grep -q '^    holder name =argv0 memory ' "$tmp/native.out" ||
         fail "natively the fake does not list the two processes"
+    grep -q '^utilization samples into 2: Insufficient Size count 6$' "$tmp/native.out" ||
+        fail "natively the fake does not ask room for its whole sample buffer"
     # the server's processes that are not sessions: this shell (its pid is
     # one of the guest's too) and 4242
     export APIGEN_FAKE_NVML_PROCS="$tmp/pf" APIGEN_FAKE_NVML_OTHERS="$$,4242"
@@ -119,7 +122,7 @@ procs)
     APIGEN_PID_SPACE=elsewhere LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" \
         > "$tmp/elsewhere.out" 2> "$tmp/elsewhere.err"
     # the process-list experiment of nvidia-smi's private table (smiprocs.c)
-    APIGEN_NVML_EXPORT_TABLE=procs LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
+    LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
         > "$tmp/smitable.out" 2> "$tmp/smitable.err"
     unhold
     unset APIGEN_SERVER
@@ -153,7 +156,7 @@ procs)
                  "entry 81 (other flags): Not Supported" "entry 213: Success count 2" "    self memory 1073741824 inline name =argv0" \
                  "    holder memory 1073741824 inline name =argv0" "entry 214: Success count 0" \
                  "entry 213 into 1: Insufficient Size count 2" "entry 100: Not Supported"; do
-            grep -qF "$l" "$tmp/smitable.out" || { cat "$tmp/smitable.out" "$tmp/smitable.err"; fail "APIGEN_NVML_EXPORT_TABLE=procs: no line '$l'"; }
+            grep -qF "$l" "$tmp/smitable.out" || { cat "$tmp/smitable.out" "$tmp/smitable.err"; fail "nvidia-smi's process-list table: no line '$l'"; }
         done
         [ "$(grep -c 'procs: entry 100 (byte offset 800) called' "$tmp/smitable.err")" = 1 ] ||
             fail "the procs table's other entries do not log once"
@@ -177,13 +180,14 @@ admin)
         fail "a function the server's library lacks is not NVML_ERROR_FUNCTION_NOT_FOUND"
     [ "$(grep -c 'nvmlInternalGetExportTable: not supported: .* 01020304-0506-0708-090a-0b0c0d0e0f10 ' "$tmp/refused.err")" = 1 ] ||
         fail "the stub did not log nvmlInternalGetExportTable's table id once"
-    grep -q "^nvidia-smi's table: 0, size word 0$" "$tmp/refused.out" ||
-        fail "nvidia-smi's private table (c4fe3e6c-...) is not answered with an empty table (size word 0)"
-    [ "$(grep -c 'nvmlInternalGetExportTable: answered with an empty table .*: c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4$' "$tmp/refused.err")" = 1 ] ||
+    grep -q "^nvidia-smi's table: 0, size word 1728$" "$tmp/refused.out" ||
+        fail "nvidia-smi's private table (c4fe3e6c-...) is not answered with the process-list table (215 entries)"
+    [ "$(grep -c 'nvmlInternalGetExportTable: answered with the process-list table: c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4$' "$tmp/refused.err")" = 1 ] ||
         fail "the stub did not log nvidia-smi's table id once"
+    [ "$(grep -c '^  entry [12]: 3$' "$tmp/refused.out")" = 4 ] ||
+        fail "an entry of the process-list table other than 81 and 213-215 did not answer NVML_ERROR_NOT_SUPPORTED"
     grep -q "^memory info over the caller's 0xA5 bytes: 0 (Success)$" "$tmp/refused.out" ||
         fail "nvmlDeviceGetMemoryInfo sent the caller's uninitialized nvmlMemory_t to the library (it is an output)"
-    grep -q "^  entry " "$tmp/refused.out" && fail "an entry of the empty table was called"
     mv "$tmp/server.log" "$tmp/refused-server.log"
     # the probe experiment (APIGEN_NVML_EXPORT_TABLE=probe): entries that log once and refuse
     start "$server" unix
@@ -191,6 +195,17 @@ admin)
         > "$tmp/probe.out" 2> "$tmp/probe.err" || fail "admin program failed with the probe table"
     stop
     mv "$tmp/server.log" "$tmp/probe-server.log"
+    # APIGEN_NVML_EXPORT_TABLE=empty: a table of size 0 (nvidia-smi then reads public NVML only)
+    start "$server" unix
+    APIGEN_NVML_EXPORT_TABLE=empty APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" \
+        > "$tmp/empty.out" 2> "$tmp/empty.err" || fail "admin program failed with the empty table"
+    stop
+    mv "$tmp/server.log" "$tmp/empty-server.log"
+    grep -q "^nvidia-smi's table: 0, size word 0$" "$tmp/empty.out" ||
+        fail "APIGEN_NVML_EXPORT_TABLE=empty: nvidia-smi's table is not answered with size word 0"
+    grep -q "^  entry " "$tmp/empty.out" && fail "an entry of the empty table was called"
+    [ "$(grep -c 'nvmlInternalGetExportTable: answered with an empty table .*: c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4$' "$tmp/empty.err")" = 1 ] ||
+        fail "the stub did not log the empty table once"
     grep -q "^nvidia-smi's table: 0, size word 2056$" "$tmp/probe.out" || fail "the probe table's size word is not 257 words"
     [ "$(grep -c '^  entry [12]: 3$' "$tmp/probe.out")" = 4 ] || fail "a probe entry did not answer NVML_ERROR_NOT_SUPPORTED"
     [ "$(grep -c 'probe: entry 1 (byte offset 8) called' "$tmp/probe.err")" = 1 ] &&
