@@ -403,6 +403,24 @@ static void live_forget(const void *desc)
     pthread_mutex_unlock(&live_mu);
 }
 
+/* ---- a sync call now and then ----------------------------------------------------------
+ * An error a queued cuDNN call meets reaches the program at the thread's next synchronous
+ * cuDNN call (api.errors.async: next_call), not at a runtime call. With its descriptors
+ * queued and its size queries kept, a training step may make no synchronous cuDNN call
+ * at all, so a failed convolution would go unreported. The per-operation calls this
+ * file lets go without a round trip (a variant pack's create, a kept size) therefore go
+ * synchronously every SYNC_EVERY-th time on each thread: an error reaches the program
+ * within that many operations. */
+#define SYNC_EVERY 16
+static _Thread_local unsigned since_sync;
+
+static bool sync_due(void)
+{
+    if (++since_sync < SYNC_EVERY) return false;
+    since_sync = 0;
+    return true;
+}
+
 /* ---- descriptor creates: the first of each kind sync, the rest queued ----------------
  * cuDNN 9 loads the sub-library that holds a descriptor kind (ops, cnn, adv) at its
  * first use, and a program may probe for one by creating a descriptor
@@ -589,9 +607,10 @@ static atomic_bool packs_loaded;
 
 bool cudnn_pack_create_queued(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *d)
 {
-    (void)type;
     (void)d;
-    return atomic_load(&packs_loaded);
+    /* asked only for variant packs (the spec's async_if comes after it in the
+     * condition, so count those alone) */
+    return atomic_load(&packs_loaded) && (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !sync_due());
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
@@ -650,7 +669,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
  * guest does not know, or an activation descriptor (its contents are not kept), asks
  * cuDNN. Destroying a handle drops every answer (a new handle may get its id). As any
  * answer kept in the guest, it does not report a queued call's error: the next call
- * that reaches the server does. */
+ * that reaches the server does (one in SYNC_EVERY asks cuDNN for that reason). */
 #define KEPT 64
 #define KEY_INTS (5 + 6 * CONTENT_INTS)
 static struct {
@@ -723,7 +742,7 @@ static void keep_answer(const int64_t *key, int nkey, size_t answer)
         int nkey_ = 0;                                                                         \
         bool keyed_ = (size) && size_key(fn, h, (int)(mode), (int)(ops), act, descs,           \
                                          (int)(sizeof descs / sizeof *descs), key_, &nkey_);   \
-        if (keyed_ && kept_answer(key_, nkey_, size)) {                                         \
+        if (keyed_ && !sync_due() && kept_answer(key_, nkey_, size)) {                          \
             if (apigen_tracing()) apigen_trace("%s(...) = 0 [cached, 0 us]", __func__);         \
             return CUDNN_STATUS_SUCCESS;                                                       \
         }                                                                                      \

@@ -15,6 +15,9 @@
  * first time),
  * so stdout is the same natively and forwarded only if every queued call
  * ran with the same arguments in the same order.
+ * Then a convolution cuDNN refuses (no workspace) and more convolutions with
+ * no call that must answer synchronously: its error must reach the program
+ * within 16 of them (natively at the call).
  * Then descriptors are created until the fake refuses one (it keeps at most
  * FAKE_CUDNN_MAX_LIVE: a host allocation failure, the one error a queued
  * create can meet) and the next sync cuDNN call is made: natively the
@@ -125,6 +128,21 @@ static cudnnStatus_t tensor_nd(cudnnTensorDescriptor_t *t, int n, int c, int hh,
     int dims[4] = {n, c, hh, ww}, strides[4] = {c * hh * ww, hh * ww, ww, 1};
     cudnnStatus_t s = cudnnCreateTensorDescriptor(t);
     return s ? s : cudnnSetTensorNdDescriptor(*t, CUDNN_DATA_FLOAT, 4, dims, strides);
+}
+
+/* one convolution as PyTorch runs a cached plan: the first failing status */
+static cudnnStatus_t one_conv(cudnnHandle_t h, cudnnBackendDescriptor_t plan, void *ptrs[3], void *ws)
+{
+    cudnnBackendDescriptor_t pack;
+    int64_t uids[3] = {'x', 'y', 'w'};
+    cudnnStatus_t s;
+    if ((s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack))) return s;
+    if ((ws && (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws))) ||
+        (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs)) ||
+        (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids)) ||
+        (s = cudnnBackendFinalize(pack)) || (s = cudnnBackendExecute(h, plan, pack)))
+        return s;
+    return cudnnBackendDestroyDescriptor(pack);
 }
 
 int main(void)
@@ -249,6 +267,25 @@ int main(void)
            (unsigned)sum);
     printf("the batch norm's workspace size, the same every time: %s, %zu bytes; the other shape's again: %zu bytes\n",
            ws_same ? "yes" : "NO", first_ws, other_ws[1]);
+
+    /* a convolution cuDNN refuses (its variant pack has no workspace, which the
+     * plan needs), then more convolutions, none of which must answer
+     * synchronously: forwarded, the error reaches the program within 16 of
+     * them (specs/cudnn/guest.c SYNC_EVERY), natively at the execution */
+    {
+        void *ptrs[3] = {gx, gy, gw};
+        cudnnStatus_t first = wsize > 0 ? one_conv(h, plan, ptrs, NULL) : CUDNN_STATUS_SUCCESS;
+        int at = first != CUDNN_STATUS_SUCCESS ? 0 : -1;
+        for (int i = 1; i <= 32 && at < 0 && wsize > 0; i++) {
+            cudnnStatus_t s = one_conv(h, plan, ptrs, gws);
+            if (s != CUDNN_STATUS_SUCCESS) first = s, at = i;
+        }
+        if (wsize == 0)
+            printf("the plan needs no workspace: no refused convolution to report\n");
+        else
+            printf("a convolution without its workspace: %s, reported within 16 convolutions: %s\n",
+                   cudnnGetErrorString(first), at >= 0 && at <= 16 ? "yes" : "NO");
+    }
 
     /* descriptors until the library runs out of memory for one */
     static cudnnTensorDescriptor_t many[MANY];
