@@ -30,6 +30,9 @@ static cudaError_t fail(cudaError_t e)
     if (e != cudaSuccess) last_ = e;
     return e;
 }
+/* for fake_kernels.c: a failing call is the thread's last error */
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e);
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e) { return fail(e); }
 
 static void *block(size_t n)
 {
