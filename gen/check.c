@@ -132,6 +132,8 @@ static void api_headers(api_model *m, const spec_node *h, diag_sink *d)
             s->headers[s->nheaders++] = arena_strdup(m->arena, it->str);
             continue;
         }
+        /* a `when:` here is reported as such (api_early_keys) */
+        if (spec_find_conditional(it)) continue;
         if (it->kind != SN_MAP) {
             diag_error(d, it->loc, NULL, NULL,
                        "api.headers: each item is a header's name or {name: H, optional: true}");

@@ -123,7 +123,10 @@ def pick_wheel(name, spec):
         _, _, body = get(url, {"Accept": "application/vnd.pypi.simple.v1+json"})
     except urllib.error.HTTPError as e:
         sys.exit(f"wheel-members: {url}: HTTP {e.code}: no such project?")
-    files = json.loads(body)["files"]
+    try:
+        files = json.loads(body)["files"]
+    except (ValueError, KeyError):
+        sys.exit(f"wheel-members: {url}: the index did not answer in its JSON form (PEP 691)")
     arch = platform.machine()
     exact = not spec.endswith(".*")
     prefix = spec[:-2] if not exact else spec
