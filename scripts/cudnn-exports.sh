@@ -18,10 +18,11 @@
 # deleted and the list kept in $APIGEN_WHEEL_CACHE/cudnn-exports/. Then every
 # kept list is merged into specs/cudnn/exports.txt, one line per name and
 # run of consecutive versions that export it:
-#   LIB KIND NAME SIZE FROM TO     (FROM, TO: CUDNN_VERSION, 90201 = 9.2.1;
-#                                   TO "+": still in the newest listed)
-# Two wheels of one cuDNN version (CUDA 12 and 13) that export different C
-# names: a failure (the file cannot say which).
+#   LIB KIND NAME SIZE FROM TO WHEELS  (FROM, TO: CUDNN_VERSION, 90201 =
+#                                       9.2.1; TO "+": still in the newest
+#                                       listed; WHEELS: * or cu12 or cu13)
+# Two wheels of one cuDNN version (CUDA 12 and 13) may export different C
+# names: each line says which wheels export it.
 # Exit status: 0 done, 1 a failure, 77 the registry cannot be reached.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -88,42 +89,47 @@ rm -f "$lists/.rows"
 ls "$lists"/cu*-9.*.txt >/dev/null 2>&1 || { echo "FAIL: no lists in $lists"; exit 1; }
 for f in "$lists"/cu*-9.*.txt; do
     k=$(basename "$f" .txt); v=${k#*-}
-    echo "$(echo "$v" | awk -F. '{printf "%d", $1 * 10000 + $2 * 100 + $3}') $k $f"
-done | sort -n >"$lists/.index"
-# one cuDNN version's wheels must agree
-prev_v="" prev_f=""
-while read -r n k f; do
-    if [ "$n" = "$prev_v" ] && ! cmp -s "$f" "$prev_f"; then
-        echo "FAIL: $k exports other C names than $(basename "$prev_f" .txt):"
-        diff "$prev_f" "$f" | head -n 10 | sed 's/^/  /'
-        status=1
-    fi
-    prev_v=$n prev_f=$f
-done <"$lists/.index"
-[ $status = 1 ] && exit 1
+    echo "$(echo "$v" | awk -F. '{printf "%d", $1 * 10000 + $2 * 100 + $3}') ${k%%-*} $f"
+done | sort -k1,1n -k2,2 >"$lists/.index"
+# a release's CUDA 12 and 13 wheels may differ (9.28.0's cu13 libcudnn_graph
+# exports __nvrtcNvvmHandle, its cu12 one does not): said, and kept apart
+awk '{print $1}' "$lists/.index" | uniq -d | while read -r n; do
+    set -- $(awk -v n="$n" '$1 == n {print $3}' "$lists/.index")
+    cmp -s "$1" "$2" || { echo "note: cuDNN $n: the CUDA 12 and 13 wheels export different C names:"; diff "$1" "$2" | grep '^[<>]' | sed 's/^/  /'; }
+done
 {
     echo "# The C names each libcudnn*.so.9 of NVIDIA's cuDNN 9 wheels exports, by version:"
-    echo "# LIB KIND NAME SIZE FROM TO (CUDNN_VERSION; TO + : still in the newest listed)."
-    echo "# Made by scripts/cudnn-exports.sh from the wheels of scripts/cudnn-wheels.txt: do not edit."
-    printf 'versions'; awk '{print $1}' "$lists/.index" | uniq | tr '\n' ' ' | sed 's/ $//; s/^/ /'; echo
-    awk '{print $1, $3}' "$lists/.index" | awk '!seen[$1]++' | while read -r n f; do
-        sed "s/^/$n /" "$f"
-    done | awk 'BEGIN { nv = 0; nk = 0 }
-        { v = $1; key = $2 " " $3 " " $4 " " $5
+    echo "# LIB KIND NAME SIZE FROM TO WHEELS (FROM, TO: CUDNN_VERSION; TO + : still in the newest"
+    echo "# listed; WHEELS: * every wheel listed of those versions, cu12 or cu13 the CUDA 12 or 13"
+    echo "# wheels only). versions: the wheels listed. Made by scripts/cudnn-exports.sh from the"
+    echo "# wheels of scripts/cudnn-wheels.txt: do not edit."
+    printf 'versions'; awk '{printf " %s/%s", $1, $2}' "$lists/.index"; echo
+    while read -r n fl f; do sed "s/^/$n $fl /" "$f"; done <"$lists/.index" | awk 'BEGIN { nv = 0; nk = 0 }
+        { v = $1; fl = $2; key = $3 " " $4 " " $5 " " $6
           if (!(v in vi)) { vi[v] = nv; vs[nv++] = v }
-          have[key, vi[v]] = 1; if (!(key in k)) { k[key] = 1; keys[nk++] = key } }
+          have[key, vi[v], fl] = 1; if (!(key in k)) { k[key] = 1; keys[nk++] = key } }
         END {
+          # which wheels each version has lists of
+          while ((getline line < idx) > 0) { split(line, a, " "); av[vi[a[1]], a[2]] = 1 }
           for (i = 0; i < nk; i++) {
-            key = keys[i]; from = -1
+            key = keys[i]; from = -1; cur = ""
             for (j = 0; j <= nv; j++) {
-              on = (j < nv) && ((key, j) in have)
-              if (on && from < 0) from = j
-              if (!on && from >= 0) {
-                print key, vs[from], (j == nv ? "+" : vs[j - 1]); from = -1 }
+              val = ""
+              if (j < nv) {
+                n12 = ((key, j, "cu12") in have); n13 = ((key, j, "cu13") in have)
+                a12 = ((j, "cu12") in av); a13 = ((j, "cu13") in av)
+                if ((n12 || !a12) && (n13 || !a13) && (n12 || n13)) val = "*"
+                else if (n12) val = "cu12"
+                else if (n13) val = "cu13"
+              }
+              if (val != cur) {
+                if (cur != "") print key, vs[from], (j == nv ? "+" : vs[j - 1]), cur
+                cur = val; from = j
+              }
             }
           }
-        }' | sort -k1,1 -k3,3 -k5,5n
+        }' idx="$lists/.index" | sort -k1,1 -k3,3 -k5,5n
 } >"$out.tmp" && mv "$out.tmp" "$out"
-echo "wrote $out: $(grep -vc '^#\|^versions' "$out") lines over $(awk '/^versions/ {print NF - 1}' "$out") cuDNN versions"
+echo "wrote $out: $(grep -vc '^#\|^versions' "$out") lines over $(awk '/^versions/ {print NF - 1}' "$out") wheels"
 rm -f "$lists/.index"
 exit $status

@@ -97,8 +97,6 @@ for row in $rows; do
     if [ $rc = 77 ]; then sed -n '/SKIP/,$p' "$cache/cudnn/prep-$key.log"; [ $status = 1 ] || status=77; continue; fi
     [ $rc = 0 ] || { cat "$cache/cudnn/prep-$key.log"; status=1; continue; }
     incs="-I $d/include -I $cache/v$rt/include"
-    ver=$(awk '/^#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) / {v[$2] = $3}
-               END {printf "%d", v["CUDNN_MAJOR"] * 10000 + v["CUDNN_MINOR"] * 100 + v["CUDNN_PATCHLEVEL"]}' "$d/include/cudnn_version.h")
     work=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cudnn-$key.XXXXXX")
     out=$work/gen
     fail() { echo "FAIL: $key: $*"; status=1; rowfail=1; }
@@ -134,17 +132,17 @@ for row in $rows; do
             cov=$(sed -n 's/^| forwarded + local + custom | \(.*\) |$/\1/p' "$out/cudnn_coverage.md")
             echo "libcudnn.so.9: $(grep -c '^fn	' "$model") functions ($cov forwarded, local or custom); the stub exports all $(wc -l <"$work/real") symbols of the wheel's libcudnn.so.9 (with versions), none more"
             # exports.txt's row of this version for the loader: the real one's
-            sh "$S/exports.sh" "$exports" "$ver" libcudnn.so.9 >"$work/list.main" 2>"$work/exports.err" ||
-                { cat "$work/exports.err"; fail "cuDNN $ver is not in specs/cudnn/exports.txt: run scripts/cudnn-exports.sh $key"; }
-            [ -s "$work/exports.err" ] && { cat "$work/exports.err"; fail "cuDNN $ver is not in specs/cudnn/exports.txt: run scripts/cudnn-exports.sh $key"; }
+            sh "$S/exports.sh" "$exports" "$key" libcudnn.so.9 >"$work/list.main" 2>"$work/exports.err" ||
+                { cat "$work/exports.err"; fail "$key is not in specs/cudnn/exports.txt: run scripts/cudnn-exports.sh $key"; }
+            [ -s "$work/exports.err" ] && { cat "$work/exports.err"; fail "$key is not in specs/cudnn/exports.txt: run scripts/cudnn-exports.sh $key"; }
             awk '{print $2 "@@libcudnn.so.9"}' "$work/list.main" | sort -u >"$work/list.main.syms"
             grep -v '^libcudnn.so.9$' "$work/real" | comm -3 - "$work/list.main.syms" >"$work/list.diff"
-            [ -s "$work/list.diff" ] && { fail "specs/cudnn/exports.txt's libcudnn.so.9 of $ver differs from the wheel's (refresh: scripts/cudnn-exports.sh $key):"; head -n 10 "$work/list.diff" | sed 's/^/  /'; }
+            [ -s "$work/list.diff" ] && { fail "specs/cudnn/exports.txt's libcudnn.so.9 of $key differs from the wheel's (refresh: scripts/cudnn-exports.sh $key):"; head -n 10 "$work/list.diff" | sed 's/^/  /'; }
             # 4. the sub-library stubs of this version, as the build makes them
-            subs=$(sh "$S/exports.sh" "$exports" "$ver" 2>/dev/null | grep -v '^libcudnn.so.9$')
+            subs=$(sh "$S/exports.sh" "$exports" "$key" 2>/dev/null | grep -v '^libcudnn.so.9$')
             nsub=0
             for so in $subs; do
-                sh "$S/exports.sh" "$exports" "$ver" "$so" >"$work/$so.txt" 2>/dev/null &&
+                sh "$S/exports.sh" "$exports" "$key" "$so" >"$work/$so.txt" 2>/dev/null &&
                 sh "$S/sublib.sh" "$work/$so.txt" "$out/cudnn.map" "$so" "$work/$so.c" "$work/$so.map" &&
                 $cc -std=c11 -O1 -fPIC -shared -o "$work/stub/$so" "$work/$so.c" -L"$work/stub" -l:libcudnn.so.9 \
                     -Wl,-soname,"$so" -Wl,--version-script="$work/$so.map" -Wl,-z,defs >"$work/cc-$so.log" 2>&1 ||
@@ -157,7 +155,7 @@ for row in $rows; do
                 fi
                 nsub=$((nsub + 1))
             done
-            echo "sub-libraries: $nsub stubs ($(echo $subs | sed 's/\.so\.9//g; s/libcudnn_//g')), exports as specs/cudnn/exports.txt lists cuDNN $ver's (C names, with versions)"
+            echo "sub-libraries: $nsub stubs ($(echo $subs | sed 's/\.so\.9//g; s/libcudnn_//g')), exports as specs/cudnn/exports.txt lists $key's (C names, with versions)"
         fi
         # 5. the server
         if [ "${APIGEN_BUILD_SERVER:-1}" = 0 ]; then

@@ -7,15 +7,16 @@
 # logging and kernel helpers, which no header declares) are counted, not
 # compared.
 # The reference is REAL_DIR's libraries when present, else NVIDIA's lists
-# of VERSION in EXPORTS (specs/cudnn/exports.txt, scripts/cudnn-exports.sh).
-#   parity.sh REAL_DIR STUB_DIR EXPORTS VERSION
+# of WHEEL (cu13-9.19.0) in EXPORTS (specs/cudnn/exports.txt,
+# scripts/cudnn-exports.sh).
+#   parity.sh REAL_DIR STUB_DIR EXPORTS WHEEL
 set -u
-real=$1 stub=$2 exports=$3 version=$4
+real=$1 stub=$2 exports=$3 wheel=$4
 here=$(cd "$(dirname "$0")" && pwd)
-lists_of() { sh "$here/../../specs/cudnn/exports.sh" "$exports" "$version" "$@"; }
+lists_of() { sh "$here/../../specs/cudnn/exports.sh" "$exports" "$wheel" "$@"; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudnn-parity.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-libs=$(lists_of) || { echo "FAIL: no export lists of cuDNN $version in $exports"; exit 1; }
+libs=$(lists_of) || { echo "FAIL: no export lists of cuDNN $wheel in $exports"; exit 1; }
 rc=0
 for lib in $libs; do
     if [ -f "$real/$lib" ]; then
@@ -23,7 +24,7 @@ for lib in $libs; do
         nm -D --defined-only "$real/$lib" | awk '{print $NF}' | grep -v '^_Z' | grep -v "^$lib\$" | sort -u > "$tmp/want"
         mangled=$(nm -D --defined-only "$real/$lib" | awk '{print $NF}' | grep -c '^_Z')
     else
-        from="specs/cudnn/exports.txt (cuDNN $version)"
+        from="specs/cudnn/exports.txt ($wheel)"
         lists_of "$lib" 2>/dev/null | awk -v v="$lib" '{print $2 "@@" v}' | sort -u > "$tmp/want"
         mangled="?"
     fi

@@ -65,7 +65,8 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
     { cat "$build/cudnn.configure.log"; exit 1; }
 cudnnver=$(sed -n 's/^#define CUDNN_\(MAJOR\|MINOR\|PATCHLEVEL\) \([0-9]*\).*/\2/p' "$cudnn/include/cudnn_version.h" | paste -sd.)
 # the sub-library stubs of this version (specs/cudnn/exports.txt)
-subs=$(sh specs/cudnn/exports.sh specs/cudnn/exports.txt "$cudnnver" | sed -n 's/^libcudnn_\(.*\)\.so\.9$/cudnn_\1_stub/p')
+# (the build is CUDA 13's: the cu13 wheel's lists)
+subs=$(sh specs/cudnn/exports.sh specs/cudnn/exports.txt "cu13-$cudnnver" | sed -n 's/^libcudnn_\(.*\)\.so\.9$/cudnn_\1_stub/p')
 # shellcheck disable=SC2086  # $subs: a list of targets
 cmake --build "$build" -j"$(nproc)" --target cudnn_stub cudart_stub apigen-server-cuda-family $subs \
       cudnn_conv cudnn_layers cudnn_backend_conv cudnn_sublibs cudnn_badinput > "$build/cudnn.build.log" 2>&1 ||
@@ -74,7 +75,7 @@ stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
 ex=$build/examples/cudnn
 [ -x "$server" ] && [ -e "$stub/libcudnn.so.9" ] || { echo "cudnn.sh: no stub or family server built"; exit 1; }
-sh tests/cudnn/parity.sh "$cudnnlib" "$stub" specs/cudnn/exports.txt "$cudnnver"
+sh tests/cudnn/parity.sh "$cudnnlib" "$stub" specs/cudnn/exports.txt "cu13-$cudnnver"
 parity=$?
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cudnn.XXXXXX")
