@@ -94,6 +94,7 @@ done | sort -k1,1n -k2,2 >"$lists/.index"
 # a release's CUDA 12 and 13 wheels may differ (9.28.0's cu13 libcudnn_graph
 # exports __nvrtcNvvmHandle, its cu12 one does not): said, and kept apart
 awk '{print $1}' "$lists/.index" | uniq -d | while read -r n; do
+    # shellcheck disable=SC2046  # two file names without spaces (the cache)
     set -- $(awk -v n="$n" '$1 == n {print $3}' "$lists/.index")
     cmp -s "$1" "$2" || { echo "note: cuDNN $n: the CUDA 12 and 13 wheels export different C names:"; diff "$1" "$2" | grep '^[<>]' | sed 's/^/  /'; }
 done
