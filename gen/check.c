@@ -59,6 +59,7 @@ static const char *const api_early_keys[] = {"name",       "headers", "helper_he
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
 static const char *const proc_table_keys[] = {"header", "typedef", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
+static const char *const header_item_keys[] = {"name", "optional", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
@@ -107,6 +108,52 @@ static char *dup_str(api_model *m, const spec_node *n, const char *what, diag_si
     return arena_strdup(m->arena, s);
 }
 
+/* api.headers: names, or {name: H, optional: true} for a header that some
+ * versions of the API lack (parsed when found; its absence is no error) */
+static void api_headers(api_model *m, const spec_node *h, diag_sink *d)
+{
+    api_settings *s = &m->api;
+    s->headers = NULL;
+    s->header_optional = NULL;
+    s->nheaders = 0;
+    if (!h || h->kind != SN_LIST) {
+        spec_string_list(h, "api.headers", d, m->arena, &s->headers, &s->nheaders);
+        if (s->nheaders) {
+            s->header_optional = arena_alloc(m->arena, s->nheaders);
+            memset(s->header_optional, 0, s->nheaders);
+        }
+        return;
+    }
+    s->headers = arena_alloc(m->arena, (h->n ? h->n : 1) * sizeof(char *));
+    s->header_optional = arena_alloc(m->arena, h->n ? h->n : 1);
+    for (size_t i = 0; i < h->n; i++) {
+        const spec_node *it = h->items[i];
+        if (it->kind == SN_SCALAR) {
+            s->header_optional[s->nheaders] = 0;
+            s->headers[s->nheaders++] = arena_strdup(m->arena, it->str);
+            continue;
+        }
+        /* a `when:` here is reported as such (api_early_keys) */
+        if (spec_find_conditional(it)) continue;
+        if (it->kind != SN_MAP) {
+            diag_error(d, it->loc, NULL, NULL,
+                       "api.headers: each item is a header's name or {name: H, optional: true}");
+            continue;
+        }
+        spec_check_keys(it, header_item_keys, "api.headers item", d, NULL, NULL);
+        const spec_node *nm = spec_get(it, "name"), *op = spec_get(it, "optional");
+        int optional = 0;
+        if (op && !spec_bool(op, "api.headers item: optional", d, NULL, NULL, &optional)) continue;
+        if (!nm || nm->kind != SN_SCALAR) {
+            diag_error(d, it->loc, NULL, NULL,
+                       "api.headers item: `name:` (the header's file name) is missing");
+            continue;
+        }
+        s->header_optional[s->nheaders] = (unsigned char)optional;
+        s->headers[s->nheaders++] = arena_strdup(m->arena, nm->str);
+    }
+}
+
 int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_loc **header_locs,
                        src_loc *api_loc)
 {
@@ -133,7 +180,7 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
     }
     const spec_node *h = spec_get(api, "headers");
     if (!h) diag_error(d, *api_loc, NULL, NULL, "api.headers is missing: list the headers to parse");
-    spec_string_list(h, "api.headers", d, m->arena, &s->headers, &s->nheaders);
+    api_headers(m, h, d);
     s->napi_headers = s->nheaders;
     /* api.helper_headers: the spec's own, parsed after the API's features are
      * known (they may include <api>_features.h); taken like the headers */
@@ -146,6 +193,10 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
         if (s->nheaders) memcpy(all, s->headers, s->nheaders * sizeof *all);
         memcpy(all + s->nheaders, helpers, nhelpers * sizeof *all);
         s->headers = all;
+        unsigned char *opt = arena_alloc(m->arena, s->nheaders + nhelpers);
+        memset(opt, 0, s->nheaders + nhelpers);
+        if (s->nheaders) memcpy(opt, s->header_optional, s->nheaders);
+        s->header_optional = opt;
         s->nheaders += nhelpers;
     }
     if (s->nheaders) {
@@ -157,7 +208,8 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
             if (!l) continue;
             if (l->kind == SN_LIST)
                 for (size_t i = 0; i < l->n && k < s->nheaders; i++)
-                    if (l->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = l->items[i]->loc;
+                    if (l->items[i]->kind == SN_SCALAR || l->items[i]->kind == SN_MAP)
+                        (*header_locs)[k++] = l->items[i]->loc;
             if (l->kind == SN_SCALAR && k < s->nheaders) (*header_locs)[k++] = l->loc;
         }
     }

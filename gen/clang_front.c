@@ -853,6 +853,7 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
             if (file_exists(p)) found = p;
             else free(p);
         }
+        if (!found && s->header_optional && s->header_optional[i]) continue; /* dropped below */
         if (!found) {
             strbuf sb = {0};
             for (size_t j = 0; j < ndirs; j++) sb_printf(&sb, "%s%s", j ? ", " : "", dirs[j]);
@@ -882,6 +883,19 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         free(found);
     }
     if (d->errors > errors0) goto out;
+    /* an optional header this version lacks: gone from the list (the
+     * generated wire header includes those found) */
+    size_t kept = 0, kept_api = 0;
+    for (size_t i = 0; i < s->nheaders; i++) {
+        if (!F.main_paths[i]) continue;
+        if (i < s->napi_headers) kept_api++;
+        s->headers[kept] = s->headers[i];
+        s->header_optional[kept] = s->header_optional[i];
+        F.main_paths[kept++] = F.main_paths[i];
+    }
+    for (size_t i = kept; i < s->nheaders; i++) F.main_paths[i] = NULL;
+    s->nheaders = kept;
+    s->napi_headers = kept_api;
 
     /* arguments */
     char **args = NULL;

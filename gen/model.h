@@ -433,6 +433,8 @@ typedef struct api_settings {
     char **headers;         /* as given in the spec: api.headers, then api.helper_headers */
     size_t nheaders;
     size_t napi_headers;    /* headers[0..napi_headers) are the API's own (header_features.c) */
+    unsigned char *header_optional; /* per header: {optional: true}; once parsed, the
+                                       absent ones are gone from headers[] */
     char **include_dirs;
     size_t ninclude_dirs;
     char **defines;         /* "NAME" or "NAME=VALUE" */

@@ -16,9 +16,16 @@ APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(AddFile)(nvJitLinkHandle handle,
                                                       nvJitLinkInputType inputType,
                                                       const char *fileName)
 {
-    /* libnvJitLink.so.13's answer to a NULL file name (13.0; AddData with no
-     * data answers INVALID_INPUT instead, so it cannot be asked for) */
+    /* the library's answer to a NULL file name (13.0; AddData with no data
+     * answers INVALID_INPUT instead, so it cannot be asked for); 12.4-12.9
+     * define NVJITLINK_ERROR_NULL_INPUT as INVALID_INPUT, and headers
+     * without it (12.0-12.3) go with libraries that answer INVALID_INPUT
+     * (asked of 12.0's and 12.3's) */
+#if defined(NVJITLINK_ERROR_NULL_INPUT) || defined(APIGEN_HAS_CONST_NVJITLINK_ERROR_NULL_INPUT)
     if (!fileName) return NVJITLINK_ERROR_NULL_INPUT;
+#else
+    if (!fileName) return NVJITLINK_ERROR_INVALID_INPUT;
+#endif
     FILE *f = fopen(fileName, "rb");
     if (!f) {
         /* nvJitLink's own answer to a file it cannot open */
@@ -83,6 +90,11 @@ APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(GetInfoLog)(nvJitLinkHandle handle, ch
 }
 
 /* ---- the plain names: the header's inline bodies ---------------------------- */
+/* exported by the libraries of CUDA 12.3 on (specs/nvjitlink.yaml's
+ * extra_symbols); 12.0-12.2's headers define them static inline with no
+ * NVJITLINK_NO_INLINE to turn that off, and no declaration tells which
+ * (APIGEN_NVJL_VERSION: the ABI suffix the header declares) */
+#if APIGEN_NVJL_VERSION >= 12030
 APIGEN_EXPORT nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions,
                                               const char **options)
 {
@@ -152,3 +164,4 @@ APIGEN_EXPORT nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *
 {
     return APIGEN_NVJL(GetInfoLog)(handle, log);
 }
+#endif

@@ -1,27 +1,31 @@
 #!/bin/sh
 # cudnn.symbols.parity: for NVIDIA's libcudnn.so.9 and each sub-library
-# (libcudnn_graph/ops/cnn/adv.so.9, the engine and heuristic libraries),
-# apigen's stub of that name exports every C symbol the real one does, with
-# its version node, and has its soname. The mangled C++ symbols the
-# sub-libraries also export (cuDNN's internal logging and kernel helpers,
-# which no header declares) are counted, not compared.
-# The reference is REAL_DIR's libraries when present, else the lists in
-# specs/cudnn/symbols/ (taken from cuDNN 9.19 with `nm -D -S`).
-#   parity.sh REAL_DIR STUB_DIR SYMBOLS_DIR
+# (libcudnn_graph/ops/cnn/adv.so.9, the engine and heuristic libraries, and
+# those of later releases), apigen's stub of that name exports every C
+# symbol the real one does, with its version node, and has its soname. The
+# mangled C++ symbols the sub-libraries also export (cuDNN's internal
+# logging and kernel helpers, which no header declares) are counted, not
+# compared.
+# The reference is REAL_DIR's libraries when present, else NVIDIA's lists
+# of WHEEL (cu13-9.19.0) in EXPORTS (specs/cudnn/exports.txt,
+# scripts/cudnn-exports.sh).
+#   parity.sh REAL_DIR STUB_DIR EXPORTS WHEEL
 set -u
-real=$1 stub=$2 lists=$3
+real=$1 stub=$2 exports=$3 wheel=$4
+here=$(cd "$(dirname "$0")" && pwd)
+lists_of() { sh "$here/../../specs/cudnn/exports.sh" "$exports" "$wheel" "$@"; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudnn-parity.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+libs=$(lists_of) || { echo "FAIL: no export lists of cuDNN $wheel in $exports"; exit 1; }
 rc=0
-for lib in libcudnn.so.9 libcudnn_graph.so.9 libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9 \
-           libcudnn_engines_precompiled.so.9 libcudnn_engines_runtime_compiled.so.9 libcudnn_heuristic.so.9; do
+for lib in $libs; do
     if [ -f "$real/$lib" ]; then
         from="$real/$lib"
         nm -D --defined-only "$real/$lib" | awk '{print $NF}' | grep -v '^_Z' | grep -v "^$lib\$" | sort -u > "$tmp/want"
         mangled=$(nm -D --defined-only "$real/$lib" | awk '{print $NF}' | grep -c '^_Z')
     else
-        from="specs/cudnn/symbols/$lib.txt"
-        awk -v v="$lib" '{print $2 "@@" v}' "$lists/$lib.txt" | sort -u > "$tmp/want"
+        from="specs/cudnn/exports.txt ($wheel)"
+        lists_of "$lib" 2>/dev/null | awk -v v="$lib" '{print $2 "@@" v}' | sort -u > "$tmp/want"
         mangled="?"
     fi
     if [ ! -f "$stub/$lib" ]; then

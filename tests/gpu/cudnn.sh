@@ -66,16 +66,19 @@ echo "== build ($build, CUDA_HOME=$CUDA_HOME)"
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDNN_ROOT="$cudnn" > "$build/cudnn.configure.log" 2>&1 ||
     { cat "$build/cudnn.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target cudnn_stub cudart_stub apigen-server-cuda-family \
-      cudnn_graph_stub cudnn_ops_stub cudnn_cnn_stub cudnn_adv_stub cudnn_engines_precompiled_stub \
-      cudnn_engines_runtime_compiled_stub cudnn_heuristic_stub \
+cudnnver=$(sed -n 's/^#define CUDNN_\(MAJOR\|MINOR\|PATCHLEVEL\) \([0-9]*\).*/\2/p' "$cudnn/include/cudnn_version.h" | paste -sd.)
+# the sub-library stubs of this version (specs/cudnn/exports.txt)
+# (the build is CUDA 13's: the cu13 wheel's lists)
+subs=$(sh specs/cudnn/exports.sh specs/cudnn/exports.txt "cu13-$cudnnver" | sed -n 's/^libcudnn_\(.*\)\.so\.9$/cudnn_\1_stub/p')
+# shellcheck disable=SC2086  # $subs: a list of targets
+cmake --build "$build" -j"$(nproc)" --target cudnn_stub cudart_stub apigen-server-cuda-family $subs \
       cudnn_conv cudnn_layers cudnn_backend_conv cudnn_sublibs cudnn_badinput cudnn_step_loop > "$build/cudnn.build.log" 2>&1 ||
     { tail -n 50 "$build/cudnn.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
 ex=$build/examples/cudnn
 [ -x "$server" ] && [ -e "$stub/libcudnn.so.9" ] || { echo "cudnn.sh: no stub or family server built"; exit 1; }
-sh tests/cudnn/parity.sh "$cudnnlib" "$stub" specs/cudnn/symbols
+sh tests/cudnn/parity.sh "$cudnnlib" "$stub" specs/cudnn/exports.txt "cu13-$cudnnver"
 parity=$?
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cudnn.XXXXXX")
