@@ -60,7 +60,11 @@ for mode in kept control; do
     loop=$(rts loop "$tmp/$mode.err") after=$(rts "after the errors" "$tmp/$mode.err")
     echo "$mode (APIGEN_CACHE=$cache): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after"
     if [ $mode = kept ]; then
-        [ "$loop" = 0 ] && [ "$after" = 0 ] || fail "launch + cudaGetLastError loops made round trips"
+        if [ "$loop" != 0 ] || [ "$after" != 0 ]; then
+            awk '/^MARK (loop|after the errors) begin/ { on = 1 } on && /: rt / { print "    " $0 }
+                 /^MARK (loop|after the errors) end/ { on = 0 }' "$tmp/$mode.err" | head -20
+            fail "launch + cudaGetLastError loops made round trips"
+        fi
     else
         [ "$loop" -ge 100 ] && [ "$after" -ge 100 ] || fail "the control made fewer round trips than calls"
     fi
