@@ -9,8 +9,9 @@
 #   - forwarded, the launch + cudaGetLastError loops after the warm-up make
 #     no round trip (APIGEN_TRACE's "apigen wire [pid]: rt" lines between the
 #     program's MARK lines), the round trips after errors included;
-#   - the control, APIGEN_CACHE=0 (no answer kept in the guest): the same
-#     output, and a round trip per cudaGetLastError.
+#   - the controls: APIGEN_LAST_ERROR=0 (every cudaGetLastError asks the
+#     server, as before: exactly one round trip each) and APIGEN_CACHE=0 (no
+#     answer kept in the guest: at least that): the same output.
 set -u
 server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-lasterr.XXXXXX")
@@ -44,11 +45,12 @@ rts() {
         on && /^apigen wire \[[0-9]+\]: rt / { n++ } END { print n + 0 }' "$2"
 }
 
-for mode in kept control; do
-    cache=1
-    [ $mode = control ] && cache=0
+for mode in kept remote nocache; do
+    cache=1 le=1
+    [ $mode = remote ] && le=0
+    [ $mode = nocache ] && cache=0
     APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 APIGEN_TRACE=1 APIGEN_CACHE=$cache \
-        LD_LIBRARY_PATH="$stubdir" timeout 60 "$prog" > "$tmp/$mode" 2> "$tmp/$mode.err"
+        APIGEN_LAST_ERROR=$le LD_LIBRARY_PATH="$stubdir" timeout 60 "$prog" > "$tmp/$mode" 2> "$tmp/$mode.err"
     rc=$?
     if [ $rc != 0 ] || ! cmp -s "$tmp/native" "$tmp/$mode"; then
         echo "FAIL: lasterr_ci over $transport ($mode): exit $rc, output differs from native"
@@ -58,8 +60,11 @@ for mode in kept control; do
         exit 1
     fi
     loop=$(rts loop "$tmp/$mode.err") after=$(rts "after the errors" "$tmp/$mode.err")
-    echo "$mode (APIGEN_CACHE=$cache): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after"
-    if [ $mode = kept ]; then
+    echo "$mode (APIGEN_CACHE=$cache APIGEN_LAST_ERROR=$le): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after"
+    if [ $mode = remote ]; then
+        # every cudaGetLastError asks the server, nothing else does (main before this change)
+        [ "$loop" = 100 ] && [ "$after" = 100 ] || fail "APIGEN_LAST_ERROR=0: not one round trip per cudaGetLastError"
+    elif [ $mode = kept ]; then
         if [ "$loop" != 0 ] || [ "$after" != 0 ]; then
             awk '/^MARK (loop|after the errors) begin/ { on = 1 } on && /: rt / { print "    " $0 }
                  /^MARK (loop|after the errors) end/ { on = 0 }' "$tmp/$mode.err" | head -20

@@ -4,8 +4,8 @@
 # bad launch configurations, a sync call's error, a kernel's fault) natively
 # and through the cudart stub over unix and tcp; stdout must be the same,
 # and the loops of launch + cudaGetLastError must make no round trip
-# (APIGEN_TRACE "rt" lines between the program's MARK lines); APIGEN_CACHE=0
-# is the control (a round trip per cudaGetLastError).
+# (APIGEN_TRACE "rt" lines between the program's MARK lines); APIGEN_LAST_ERROR=0
+# is the control (a round trip per cudaGetLastError, as before).
 #
 #   BUILD=/tmp/bd tests/gpu/lasterr.sh   (from the repository root; CUDA_HOME,
 #                                         CUDA_ARCH as for honest.sh; KEEP=1)
@@ -54,16 +54,16 @@ for arg in "" fault; do
     for tr in unix tcp; do
         url="unix://$logs/s.sock"
         [ $tr = tcp ] && url="tcp://127.0.0.1:$port"
-        for cache in 1 0; do
-            o="$logs/$tr.$cache$arg"
-            APIGEN_SERVER=$url APIGEN_TRACE=1 APIGEN_CACHE=$cache LD_LIBRARY_PATH="$build/stub" \
+        for le in 1 0; do
+            o="$logs/$tr.$le$arg"
+            APIGEN_SERVER=$url APIGEN_TRACE=1 APIGEN_LAST_ERROR=$le LD_LIBRARY_PATH="$build/stub" \
                 timeout 120 "$logs/lasterr" $arg > "$o" 2> "$o.err"
             same=same
             cmp -s "$logs/native$arg" "$o" || { same=DIFFERENT; rc=1; diff -u "$logs/native$arg" "$o"; }
             l=$(rts loop "$o.err") a=$(rts "after the errors" "$o.err")
-            echo "lasterr${arg:+ $arg} $tr APIGEN_CACHE=$cache: output $same as natively;" \
+            echo "lasterr${arg:+ $arg} $tr APIGEN_LAST_ERROR=$le: output $same as natively;" \
                  "round trips in 200 iterations (2 launches + 2 cudaGetLastError each): $l, after the errors: $a"
-            if [ $cache = 1 ] && { [ "$l" != 0 ] || [ "$a" != 0 ]; }; then
+            if [ $le = 1 ] && { [ "$l" != 0 ] || [ "$a" != 0 ]; }; then
                 rc=1
                 awk '/^MARK (loop|after the errors) begin/ { on = 1 } on && /: rt / { print "  " $0 }
                      /^MARK (loop|after the errors) end/ { on = 0 }' "$o.err" | head -10
