@@ -27,6 +27,7 @@ install(EXPORT apigenTargets NAMESPACE apigen:: DESTINATION ${APIGEN_CMAKE_DIR})
 # The headers generated code and hand-written spec C include.
 install(FILES
   ${PROJECT_SOURCE_DIR}/runtime/apigen_rt.h
+  ${PROJECT_SOURCE_DIR}/runtime/apigen_boxes.h
   ${PROJECT_SOURCE_DIR}/runtime/apigen_copy.h
   ${PROJECT_SOURCE_DIR}/runtime/apigen_hobj.h
   ${PROJECT_SOURCE_DIR}/transports/transport.h

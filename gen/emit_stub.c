@@ -653,9 +653,24 @@ static void emit_gather(emit_ctx *e, const function_def *f)
     free_names(names, f->sig.nparams);
 }
 
+/* The check of one range-checked device address (apigen_vouch_dev*), NULL:
+ * none (not a checked device parameter). */
+static char *vouch_dev(const api_model *m, const param_ann *a, const char *name)
+{
+    if (a->kind != PK_DEVPTR || !m->api.device_checked || a->dev_unchecked || a->map_fn)
+        return NULL;
+    /* the extent too: one past the allocation goes sync (the server refuses it) */
+    if (a->extent && !a->destroys)
+        return xasprintf("apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)%s, (uint64_t)(%s))",
+                         name, a->extent->text);
+    return xasprintf("apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)", name);
+}
+
 /* What the guest can check of an async call's arguments before it queues
  * the call (apigen_vouch_*): handles of types the server would refuse when
- * unknown, and range-checked device addresses. NULL: nothing to check. */
+ * unknown, and range-checked device addresses (also a conditional
+ * parameter's device branch, when its condition takes it). NULL: nothing
+ * to check. */
 static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
 {
     const api_model *m = e->m;
@@ -683,15 +698,13 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
             else
                 sb_printf(&b, "(%s != 0 && apigen_vouch_id(&call_, %s)))", id, id);
             free(id);
-        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
-                   !a->map_fn && a->extent && !a->destroys) {
-            /* the extent too: one past the allocation goes sync (the server refuses it) */
-            sb_printf(&b, "%sapigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)%s, (uint64_t)(%s))",
-                      n++ ? "\n        && " : "", names[i], a->extent->text);
-        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
-                   !a->map_fn) {
-            sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",
-                      n++ ? "\n        && " : "", names[i]);
+        } else if (a->kind == PK_COND && a->cond && !a->space_state) {
+            char *t = vouch_dev(m, a->then_ann, names[i]), *el = vouch_dev(m, a->else_ann, names[i]);
+            if (t || el)
+                sb_printf(&b, "%s((%s) ? %s : %s)", n++ ? "\n        && " : "", a->cond->text,
+                          t ? t : "1", el ? el : "1");
+            free(t);
+            free(el);
         } else if (a->kind == PK_IN && a->elem_by_param && !a->terminated && !a->stream_host) {
             /* an input buffer whose elements are device addresses or handles for
              * some values of another parameter: each element vouched for as the
@@ -720,6 +733,11 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
                           n++ ? "\n        && " : "", vs, names[i], names[i], hc->handle_type);
                 free(vs);
             }
+        } else {
+            char *d = vouch_dev(m, a, names[i]);
+            if (d)
+                sb_printf(&b, "%s%s", n++ ? "\n        && " : "", d);
+            free(d);
         }
     }
     char *r = sb_take(&b);

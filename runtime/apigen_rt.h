@@ -652,6 +652,33 @@ void apigen_lasterr_queued(const apigen_api *api, bool checked);
  * Nests. */
 void apigen_hold_deferred(bool on);
 
+/* Settled work (settle.c, docs/internals.md "Settled work"): a call that
+ * waits for all the work a server queued in one scope (a device-wide
+ * synchronization) is answered in the guest, with success, when the guest
+ * knows the scope is idle: such a call last succeeded there, or a call
+ * that completes the scope's ordered work did while nothing was queued
+ * elsewhere, and since then no call of any thread of this process reached
+ * the session (sent or queued), the calling thread holds no unreported
+ * async error and APIGEN_CACHE is not 0. Hand-written guest code says what
+ * a call is just before it makes it: apigen_work_hint(api, call_id, kind,
+ * known, scope) applies to the thread's next frame of that call id;
+ * apigen_work_done(ok) after it (ok: it succeeded) ends the hint. Every
+ * other frame counts as APIGEN_WORK_ANY. A scope is the API's (the current
+ * device or context, from thread state); unknown (known false): never
+ * answered, nothing learnt. */
+enum apigen_work {
+    APIGEN_WORK_ANY,             /* may queue work anywhere (the default) */
+    APIGEN_WORK_ORDERED,         /* queues work on the scope's ordered queue */
+    APIGEN_WORK_SETTLES_ORDERED, /* ordered work that returns once it and all ordered work before it completed */
+    APIGEN_WORK_SETTLES_ALL,     /* waits for all the scope's work, queues none */
+};
+void apigen_work_hint(const apigen_api *api, uint32_t call_id, enum apigen_work kind, bool known,
+                      uint64_t scope);
+void apigen_work_done(bool ok);
+/* true: a SETTLES_ALL call of this scope, now, would find nothing to wait
+ * for and no error to report: the caller answers it with success */
+bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope);
+
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */
 uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,
                             bool once);

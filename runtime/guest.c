@@ -149,6 +149,7 @@ typedef struct gapi {
      * its large transfers (lanes.c; read at connect, k 0: off) */
     rt_lane_cfg lanes;
     atomic_bool lanes_said; /* the one log line of a fallback to one connection */
+    rt_settle settle; /* the work this process queued, what is known complete (settle.c) */
 } gapi;
 
 /* Per thread, per API. */
@@ -375,6 +376,7 @@ static void fork_child(void)
          * Left allocated, not freed: another parent thread may have held
          * its lock at fork(). */
         atomic_store(&g->cache, NULL);
+        rt_settle_init(&g->settle); /* the child's session has queued nothing */
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
@@ -413,6 +415,7 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
         atomic_init(&g->cache, NULL);
         atomic_init(&g->state_epoch, 1);
         atomic_init(&g->gid_unsent, 0);
+        rt_settle_init(&g->settle);
         g->next = g_apis;
         g_apis = g;
     }
@@ -1366,11 +1369,23 @@ static bool take_output(apigen_conn *conn, const apigen_frame_hdr *h, const uint
     return ok;
 }
 
+static apigen_status call_sync(apigen_call *c);
+
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
     if (!t || !t->in_frame)
         return c->status = APIGEN_LOST;
+    rt_settle *s = &t->g->settle;
+    rt_settle_note(s, c, t->tid, true);
+    apigen_status st = call_sync(c);
+    rt_settle_replied(s);
+    return st;
+}
+
+static apigen_status call_sync(apigen_call *c)
+{
+    gthr *t = c->thread;
     gapi *g = t->g;
     if (atomic_load(&g->lost)) {
         t->in_frame = false;
@@ -1696,6 +1711,23 @@ void apigen_tstate_forget_all(apigen_call *c)
         atomic_fetch_add(&t->g->state_epoch, 1);
 }
 
+bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope)
+{
+    if (!known)
+        return false;
+    unsigned server = rt_route_current(api);
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->index != server || !rt_same_family(t->g->api, api))
+            continue;
+        gapi *g = t->g;
+        /* an async call's error not reported yet: the call must return it */
+        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || t->npend)
+            return false;
+        return rt_settle_idle(&g->settle, scope);
+    }
+    return false;
+}
+
 void apigen_hold_deferred(bool on)
 {
     if (on)
@@ -1769,6 +1801,8 @@ apigen_status apigen_call_async(apigen_call *c)
     if (!atomic_load_explicit(&t->g->flusher_on, memory_order_relaxed))
         start_flusher(t->g);
     uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);
+    /* numbered once counted: a sync call numbered later waits for it */
+    rt_settle_note(&t->g->settle, c, t->tid, false);
     if (prev == t->upto)
         t->upto = prev + 1; /* no other thread queued in between */
     /* zero-copy pieces point into the caller's memory: they leave now */

@@ -3,6 +3,8 @@
 #define APIGEN_RT_INTERNAL_H
 
 #include "apigen_rt.h"
+
+#include <pthread.h>
 #include "transport.h"
 
 typedef struct rt_lanes rt_lanes; /* lanes.c */
@@ -599,6 +601,25 @@ void rt_rec_guest_id(struct apigen_session *s, uint64_t id);
  * status (0: every recorded message matched and was sent). */
 int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned napis,
                    const char *const *urls, unsigned nurls);
+
+/* settle.c: what a session's guest knows of the work it queued (apigen_work_*).
+ * Numbers count the frames that may queue work (seq); clean: the last
+ * number known complete in scope clean_scope (clean_known); other: the
+ * last frame that may have queued work outside the ordered queue; foreign:
+ * the last frame whose thread differed from its predecessor's. Under mu. */
+typedef struct rt_settle {
+    pthread_mutex_t mu;
+    uint64_t seq, clean, other, foreign, last_tid, clean_scope;
+    unsigned inflight; /* sync frames noted whose reply has not come */
+    bool clean_known;
+} rt_settle;
+void rt_settle_init(rt_settle *s);
+/* a frame of call c is about to be sent (sync: its reply awaited, then
+ * rt_settle_replied) or queued by thread tid */
+void rt_settle_note(rt_settle *s, const apigen_call *c, uint64_t tid, bool sync);
+void rt_settle_replied(rt_settle *s);
+/* nothing noted since the last point known complete in scope */
+bool rt_settle_idle(rt_settle *s, uint64_t scope);
 
 /* cache.c: a server session's kept answers (spec `cache:`), request bytes
  * of call_id -> reply bytes (results from off on). find copies the reply

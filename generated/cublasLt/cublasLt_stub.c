@@ -121,10 +121,12 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
      * so the server's refusal is this call's error, as natively */
     if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
             && (((uint64_t)(uintptr_t)computeDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)computeDesc)))
+            && ((pointerMode == CUBLASLT_POINTER_MODE_HOST) ? 1 : apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)alpha))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
+            && (((pointerMode == CUBLASLT_POINTER_MODE_HOST) || (pointerMode == CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST)) ? 1 : apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)beta))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
             && (((uint64_t)(uintptr_t)Cdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)D)
@@ -237,8 +239,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
      * so the server's refusal is this call's error, as natively */
     if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
             && (((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))
+            && ((pointerMode == CUBLASLT_POINTER_MODE_HOST) ? 1 : apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)alpha))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
+            && ((pointerMode == CUBLASLT_POINTER_MODE_HOST) ? 1 : apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)beta))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)

@@ -15417,6 +15417,19 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((kind == cudaMemcpyDeviceToHost) ? 1 : apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dst, (uint64_t)(count ? (1) : (0))))
+            && ((kind == cudaMemcpyHostToDevice) ? 1 : apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)src, (uint64_t)(count ? (1) : (0))))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream)) && !(kind == cudaMemcpyDeviceToHost)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        ret_ = cudaSuccess;
+        goto done;
+    }
     if (kind == cudaMemcpyDeviceToHost) {
         apigen_call_stream_into(&call_, dst, n_dst);
     }
@@ -15497,6 +15510,19 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
+    }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((kind == cudaMemcpyDeviceToHost) ? 1 : apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dst, (uint64_t)(count ? (1) : (0))))
+            && ((kind == cudaMemcpyHostToDevice) ? 1 : apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)src, (uint64_t)(count ? (1) : (0))))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream)) && !(kind == cudaMemcpyDeviceToHost)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        ret_ = cudaSuccess;
+        goto done;
     }
     if (kind == cudaMemcpyDeviceToHost) {
         apigen_call_stream_into(&call_, dst, n_dst);
@@ -16465,6 +16491,7 @@ done:
     return ret_;
 }
 
+bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemcpyToSymbol: the spec's hand-written guest code exports cudaMemcpyToSymbol and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
 {
@@ -16473,6 +16500,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
+    bool may_queue_ = cudart_may_queue_to_symbol(symbol, src, count, offset, kind);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (kind == cudaMemcpyDeviceToDevice) {
         if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
@@ -16490,6 +16518,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
             n_src = (uint64_t)(count);
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((kind == cudaMemcpyDeviceToDevice) ? apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)src) : 1)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        apigen_lasterr_queued(&cudart_api, may_queue_); /* api.errors.last_error: unchanged when async_check vouched for the call */
+        ret_ = cudaSuccess;
+        goto done;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -16652,6 +16691,7 @@ done:
     return ret_;
 }
 
+bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemcpyToSymbol_ptds: the spec's hand-written guest code exports cudaMemcpyToSymbol_ptds and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind)
 {
@@ -16660,6 +16700,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
+    bool may_queue_ = cudart_may_queue_to_symbol(symbol, src, count, offset, kind);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (kind == cudaMemcpyDeviceToDevice) {
         if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
@@ -16677,6 +16718,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
             n_src = (uint64_t)(count);
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((kind == cudaMemcpyDeviceToDevice) ? apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)src) : 1)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        apigen_lasterr_queued(&cudart_api, may_queue_); /* api.errors.last_error: unchanged when async_check vouched for the call */
+        ret_ = cudaSuccess;
+        goto done;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)

@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x23e925ed51bf52d9)
+#define CUDART_FINGERPRINT UINT64_C(0x4fbbf5c245cc57fd)
 
 /* Call ids: forwarded and custom functions. */
 enum {

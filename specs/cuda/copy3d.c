@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apigen_boxes.h"
 #include "apigen_rt.h"
 #include "cuda_guest.h"
 #include "cuda_wire.h"
@@ -182,11 +183,11 @@ static CUresult copy3d_one(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
 
 /* A copy with more than BOX bytes of the guest's host memory (not an
  * async copy of pinned memory, not captured: those name the arena) goes in
- * boxes of at most BOX bytes, each one call: whole slices while a slice
- * fits, else bands of rows, else pieces of a row (X offsets are bytes on
- * every side). Memory stays bounded on both sides and no message outgrows
- * the transport's limit. A region past an array's edge is refused before
- * any box is copied, as the driver refuses the whole copy. */
+ * boxes of at most BOX bytes (apigen_boxes), each one call: whole slices
+ * while a slice fits, else bands of rows, else pieces of a row. Memory
+ * stays bounded on both sides and no message outgrows the transport's
+ * limit. A region past an array's edge is refused before any box is
+ * copied, as the driver refuses the whole copy. */
 #define BOX ((size_t)4 << 20)
 
 static int host_side(CUmemorytype t, CUdeviceptr dev, const void *host)
@@ -206,9 +207,8 @@ static CUresult array_fits(CUarray a, size_t x, size_t y, size_t z, size_t wb, s
     case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: bytes = 4; break;
     default: return CUDA_SUCCESS; /* other formats: the driver checks each box */
     }
-    size_t rowb = ad.Width * bytes * ad.NumChannels, ah = ad.Height ? ad.Height : 1,
-           adp = ad.Depth ? ad.Depth : 1;
-    if (x > rowb || wb > rowb - x || y > ah || h > ah - y || z > adp || d > adp - z)
+    if (!apigen_box_inside(x, y, z, wb, h, d, ad.Width * bytes * ad.NumChannels, ad.Height,
+                           ad.Depth))
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
 }
@@ -233,29 +233,18 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
     if (c.dstMemoryType == CU_MEMORYTYPE_ARRAY &&
         (e = array_fits(c.dstArray, c.dstXInBytes, c.dstY, c.dstZ, w, h, d)) != CUDA_SUCCESS)
         return e;
-    size_t bw = w, bh = h, bd = d;
-    if (w * h > BOX) {
-        bd = 1;
-        if (w > BOX) bh = 1, bw = BOX;
-        else bh = BOX / w;
-    } else {
-        bd = BOX / (w * h);
-    }
+    apigen_boxes it = apigen_boxes_of(w, 1, h, d, BOX);
     e = CUDA_SUCCESS;
-    for (size_t z = 0; z < d && e == CUDA_SUCCESS; z += bd)
-        for (size_t y = 0; y < h && e == CUDA_SUCCESS; y += bh)
-            for (size_t x = 0; x < w && e == CUDA_SUCCESS; x += bw) {
-                CUDA_MEMCPY3D b = c;
-                b.WidthInBytes = w - x < bw ? w - x : bw;
-                b.Height = h - y < bh ? h - y : bh;
-                b.Depth = d - z < bd ? d - z : bd;
-                b.srcXInBytes += x, b.srcY += y, b.srcZ += z;
-                b.dstXInBytes += x, b.dstY += y, b.dstZ += z;
-                /* a 2D copy's host rows are addressed with a height of its own */
-                if (!b.srcHeight) b.srcHeight = c.Height;
-                if (!b.dstHeight) b.dstHeight = c.Height;
-                e = copy3d_one(b, stream, kind, peer, sctx, dctx);
-            }
+    for (apigen_box box; e == CUDA_SUCCESS && apigen_box_next(&it, &box);) {
+        CUDA_MEMCPY3D b = c;
+        b.WidthInBytes = box.w, b.Height = box.h, b.Depth = box.d;
+        b.srcXInBytes += box.x, b.srcY += box.y, b.srcZ += box.z;
+        b.dstXInBytes += box.x, b.dstY += box.y, b.dstZ += box.z;
+        /* a 2D copy's host rows are addressed with a height of its own */
+        if (!b.srcHeight) b.srcHeight = c.Height;
+        if (!b.dstHeight) b.dstHeight = c.Height;
+        e = copy3d_one(b, stream, kind, peer, sctx, dctx);
+    }
     return e;
 }
 

@@ -20,12 +20,19 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
 /* Whether p lies in host memory the guest allocated or registered through
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
+/* host_mem.c: the bytes a cuPointerGetAttribute answer of this attribute
+ * takes (cuda.h), 0 for one this header does not know */
+size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);
 
 /* Whether an address of unified addressing is the server's (device memory,
  * or memory of the server's process the driver knows) rather than the
  * guest's own host memory (host_mem.c; asks the server unless the guest
  * allocated or registered it). */
 int apigen_cuda_on_server(CUdeviceptr p);
+
+/* settled work (managed.c, apigen_work_hint): the thread's next frame of
+ * call_id is kind, in the scope of its current context */
+void apigen_cuda_work_hint(uint32_t call_id, enum apigen_work kind);
 
 /* managed memory (managed.c, docs/managed.md): push what the host wrote
  * before the server may read managed memory; after device work on s that

@@ -323,8 +323,24 @@ APIGEN_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
     for (unsigned i = 0; i < numAttributes; i++) {
         if (!data[i]) continue; /* the driver skips NULL slots too */
         CUresult e = cuPointerGetAttribute(data[i], attributes[i], ptr);
-        /* an address the driver does not know: the driver still answers the
-         * list; the per-attribute call fails: report it */
+        /* cuda.h: "Unlike cuPointerGetAttribute, this function will not
+         * return an error when the ptr encountered is not a valid CUDA
+         * pointer. Instead, the attributes are assigned default NULL values
+         * and CUDA_SUCCESS is returned." CUDA_ERROR_INVALID_VALUE of the
+         * single query for an attribute whose size cuda.h gives is that
+         * case (data is not NULL); any other error is the list's. */
+        size_t size = apigen_cuda_pointer_attribute_size(attributes[i]);
+        if (e == CUDA_ERROR_INVALID_VALUE && size) {
+            /* the defaults the driver writes (tests/gpu/pointer-attrs.sh, H200,
+             * driver 580, 2026-11-26): DEVICE_ORDINAL -2, RANGE_SIZE left as it
+             * was, every other attribute zero */
+            if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
+                int none = -2;
+                memcpy(data[i], &none, sizeof none);
+            } else if (attributes[i] != CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+                memset(data[i], 0, size);
+            continue;
+        }
         if (e != CUDA_SUCCESS) return e;
     }
     return CUDA_SUCCESS;

@@ -39,6 +39,18 @@ static int captured(CUstream s, int ptsz, const char *fn)
     return 1;
 }
 
+/* A refused copy's answer. A queued copy (the guest does not know the
+ * stream captures) already answered success; its refusal has invalidated
+ * the capture, so cuStreamEndCapture (and every later call of the capture)
+ * reports it, as natively a capture some call invalidated. Answering an
+ * error here would also hand it, deferred, to the thread's next successful
+ * call (a cuMemFree after the capture, on the H200), which natively
+ * succeeds. */
+static CUresult refused(const apigen_call_ctx *cx)
+{
+    return cx->is_async ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 /* Host memory of the call (bytes in the request), not the client's arena. */
 static int transient(apigen_call_ctx *cx, const void *host, size_t n)
 {
@@ -49,7 +61,7 @@ CUresult cuda_host_htod_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, const 
                               size_t ByteCount, CUstream hStream)
 {
     if (transient(cx, srcHost, ByteCount) && captured(hStream, 0, "cuMemcpyHtoDAsync_v2"))
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        return refused(cx);
     return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
 }
 
@@ -57,7 +69,7 @@ CUresult cuda_host_htod_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice,
                                    const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     if (transient(cx, srcHost, ByteCount) && captured(hStream, 1, "cuMemcpyHtoDAsync_v2_ptsz"))
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        return refused(cx);
     return cuMemcpyHtoDAsync_v2_ptsz(dstDevice, srcHost, ByteCount, hStream);
 }
 
@@ -82,7 +94,7 @@ CUresult cuda_host_htoa_async(apigen_call_ctx *cx, CUarray dstArray, size_t dstO
                               const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     if (transient(cx, srcHost, ByteCount) && captured(hStream, 0, "cuMemcpyHtoAAsync_v2"))
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        return refused(cx);
     return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 
@@ -90,7 +102,7 @@ CUresult cuda_host_htoa_async_ptsz(apigen_call_ctx *cx, CUarray dstArray, size_t
                                    const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     if (transient(cx, srcHost, ByteCount) && captured(hStream, 1, "cuMemcpyHtoAAsync_v2_ptsz"))
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        return refused(cx);
     return cuMemcpyHtoAAsync_v2_ptsz(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 

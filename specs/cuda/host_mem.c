@@ -273,6 +273,22 @@ APIGEN_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute att
     return e == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : e;
 }
 
+size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a)
+{
+    /* as the spec's `bytes:` of cuPointerGetAttribute's data (specs/cuda.yaml) */
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        return 8;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    default: return a >= CU_POINTER_ATTRIBUTE_MEMORY_TYPE && (int)a <= 21 ? 4 : 0;
+    }
+}
+
 /* ---- unified copies ---------------------------------------------------------------------------- */
 /* 1: device memory (or memory of the server's process), 0: guest host memory.
  * A device range the guest noted needs no question; otherwise only the

@@ -172,8 +172,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         }
         memcpy(buf + l->offsets[i], params[i], l->sizes[i]);
     }
+    /* the legacy stream's work: a later synchronous copy to the host waits for it */
+    if ((!stream || stream == CU_STREAM_LEGACY) && !(flags & APIGEN_CUDA_LAUNCH_PTSZ))
+        apigen_cuda_work_hint(CUDA_CALL_apigenCudaLaunch, APIGEN_WORK_ORDERED);
     e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
                          l->size ? buf : NULL, l->size, nattrs ? attrs : NULL, nattrs, flags);
+    apigen_work_done(e == CUDA_SUCCESS);
     if (buf != small) free(buf);
     if (e == CUDA_SUCCESS)
         apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);

@@ -178,6 +178,59 @@ APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUl
 }
 #endif
 
+/* ---- settled work (apigen_work_*) ------------------------------------------------------------
+ * The scope of a context-wide synchronization is the thread's current
+ * context (thread state slot 0, `current_context`, of specs/cuda.yaml's
+ * api.thread_state), unknown until a call told it. */
+static uint64_t current_context(bool *known)
+{
+    uint64_t ctx = 0;
+    *known = apigen_tstate_get(&cuda_api, 0, &ctx);
+    return ctx;
+}
+
+void apigen_cuda_work_hint(uint32_t call_id, enum apigen_work kind)
+{
+    bool known;
+    uint64_t ctx = current_context(&known);
+    apigen_work_hint(&cuda_api, call_id, kind, known, ctx);
+}
+
+/* The context's work known complete (its last synchronization, or a
+ * synchronous copy to the host on the legacy stream that waited for all of
+ * it, succeeded and nothing reached the session since, from any thread):
+ * nothing to wait for and no error to report, as the driver would answer. */
+FWD(cuCtxSynchronize, void)
+#ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
+FWD(cuCtxSynchronize_v2, CUcontext ctx)
+#endif
+static CUresult ctx_synchronize(CUcontext ctx, bool v2)
+{
+    bool known;
+    uint64_t scope = current_context(&known);
+    if (ctx) { /* another context than the current one: its handle */
+        scope = (uint64_t)(uintptr_t)ctx;
+        known = true;
+    }
+    CUresult e;
+    if (apigen_work_settled(&cuda_api, known, scope)) {
+        if (apigen_tracing())
+            apigen_trace("%s() = 0 [cached, 0 us]", v2 ? "cuCtxSynchronize_v2" : "cuCtxSynchronize");
+        e = CUDA_SUCCESS;
+    } else {
+        apigen_work_hint(&cuda_api, v2 ? CUDA_CALL_cuCtxSynchronize_v2 : CUDA_CALL_cuCtxSynchronize,
+                         APIGEN_WORK_SETTLES_ALL, known, scope);
+#ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
+        e = v2 ? cuda_fwd_cuCtxSynchronize_v2(ctx) : cuda_fwd_cuCtxSynchronize();
+#else
+        e = cuda_fwd_cuCtxSynchronize();
+#endif
+        apigen_work_done(e == CUDA_SUCCESS);
+    }
+    if (e == CUDA_SUCCESS) e = apigen_cuda_managed_sync(APIGEN_SYNC_ALL, NULL, false);
+    return e;
+}
+
 /* ---- synchronizations ------------------------------------------------------------------- */
 #define SYNC(name, params, args, scope, stream, ptsz)                                              \
     FWD(name, params)                                                                              \
@@ -188,9 +241,9 @@ APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUl
         return e_;                                                                                 \
     }
 #define P(...) __VA_ARGS__
-SYNC(cuCtxSynchronize, void, (), APIGEN_SYNC_ALL, NULL, false)
+APIGEN_EXPORT CUresult cuCtxSynchronize(void) { return ctx_synchronize(NULL, false); }
 #ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
-SYNC(cuCtxSynchronize_v2, CUcontext ctx, (ctx), APIGEN_SYNC_ALL, NULL, false)
+APIGEN_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) { return ctx_synchronize(ctx, true); }
 #endif
 SYNC(cuStreamSynchronize, CUstream s, (s), APIGEN_SYNC_QUEUE, s, false)
 SYNC(cuStreamSynchronize_ptsz, CUstream s, (s), APIGEN_SYNC_QUEUE, s, true)
@@ -213,24 +266,31 @@ SYNC(cuEventQuery, CUevent ev, (ev), APIGEN_SYNC_POINT, NULL, false)
 GRAPH_LAUNCH(cuGraphLaunch, false)
 GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
 
-/* synchronous: the host sees what it wrote into managed memory at once */
-#define SYNC_COPY(name, params, args, dst, n, ptsz)                                                \
+/* synchronous: the host sees what it wrote into managed memory at once.
+ * work: on the legacy stream (not the _ptds forms), what the copy is for
+ * apigen_work_* (to the host: it returns once it and all before it are
+ * complete) */
+#define SYNC_COPY(name, params, args, dst, n, ptsz, work)                                          \
     FWD(name, params)                                                                              \
     APIGEN_EXPORT CUresult name(params)                                                            \
     {                                                                                              \
         CUresult e_ = apigen_cuda_managed_push();                                                  \
         if (e_ != CUDA_SUCCESS) return e_;                                                         \
+        if ((work) != APIGEN_WORK_ANY) apigen_cuda_work_hint(CUDA_CALL_##name, (work));            \
         e_ = cuda_fwd_##name args;                                                                 \
+        apigen_work_done(e_ == CUDA_SUCCESS);                                                      \
         if (e_ != CUDA_SUCCESS || !apigen_mirror_live()) return e_;                                \
         apigen_cuda_managed_wrote(dst, n, NULL, ptsz);                                             \
         return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, ptsz);                            \
     }
-SYNC_COPY(cuMemcpyHtoD_v2, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, false)
-SYNC_COPY(cuMemcpyHtoD_v2_ptds, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, true)
-SYNC_COPY(cuMemcpyDtoH_v2, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, false)
-SYNC_COPY(cuMemcpyDtoH_v2_ptds, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, true)
-SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false)
-SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true)
+SYNC_COPY(cuMemcpyHtoD_v2, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED)
+SYNC_COPY(cuMemcpyHtoD_v2_ptds, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY)
+SYNC_COPY(cuMemcpyDtoH_v2, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, false,
+          APIGEN_WORK_SETTLES_ORDERED)
+SYNC_COPY(cuMemcpyDtoH_v2_ptds, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, true,
+          APIGEN_WORK_ANY)
+SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED)
+SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY)
 
 /* sets and async device copies: in stream order, like a launch */
 #define STREAM_OP(name, params, args, dst, n, stream, ptsz)                                        \

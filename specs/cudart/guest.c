@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apigen_boxes.h"
 #include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
@@ -333,6 +334,7 @@ static module *modules_;       /* newest first */
 static u64map host_to_proxy_;  /* (program address, server) -> that server's proxy */
 static u64map proxy_to_name_;  /* program address -> device name (char *) */
 static u64map proxy_to_host_;  /* (server proxy, server) -> program address (graph node parameters) */
+static u64map var_size_;       /* a __device__/__constant__ variable's program address -> its size + 1 */
 static unsigned shipping_[MAX_SERVERS]; /* registrations in flight per server (lock_) */
 static pthread_cond_t shipped_ = PTHREAD_COND_INITIALIZER;
 static void ship_hook(unsigned server);
@@ -390,6 +392,7 @@ static void add_sym(void **h, uint32_t kind, const void *host, const char *name,
     s->host = host;
     s->name = name;
     (void)map_put(&proxy_to_name_, (uint64_t)(uintptr_t)host, (uint64_t)(uintptr_t)name);
+    if (kind == APIGEN_CUDART_SYM_VAR) (void)map_put(&var_size_, (uint64_t)(uintptr_t)host, size + 1);
     pthread_mutex_unlock(&lock_);
 }
 
@@ -714,6 +717,23 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
     return cudaSuccess;
 }
 
+/* Settled work (apigen_work_*): the scope of a device-wide synchronization
+ * is the thread's current device (thread state slot 0, `device`, of
+ * specs/cudart.yaml's api.thread_state), unknown until a call told it. */
+static uint64_t current_device(bool *known)
+{
+    uint64_t dev = 0;
+    *known = apigen_tstate_get(&cudart_api, 0, &dev);
+    return dev;
+}
+
+static void work_hint(uint32_t call_id, enum apigen_work kind)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    apigen_work_hint(&cudart_api, call_id, kind, known, dev);
+}
+
 /* A launch configuration no device accepts (an empty or too large grid or
  * block): the launch runs synchronously, so the runtime's refusal is the
  * launch's own error, as natively, not the next call's. */
@@ -746,8 +766,11 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
         if (buf != small) free(buf);
         return e;
     }
+    if ((!stream || stream == cudaStreamLegacy) && !(flags & APIGEN_CUDART_PTSZ))
+        work_hint(CUDART_CALL_apigenCudartLaunch, APIGEN_WORK_ORDERED);
     e = apigenCudartLaunch(proxy, kernel, grid, block, shmem, stream, l->size ? buf : NULL,
                            l->size, nattrs ? attrs : NULL, nattrs, flags);
+    apigen_work_done(e == cudaSuccess);
     if (buf != small) free(buf);
     if (e == cudaSuccess) cudart_managed_launched(stream, (flags & APIGEN_CUDART_PTSZ) != 0);
     return e;
@@ -997,7 +1020,29 @@ SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream), CUDART_SYNC_ST
 SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
 SYNC_WRAP(cudaStreamQuery, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
 SYNC_WRAP(cudaStreamQuery_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
-SYNC_WRAP(cudaDeviceSynchronize, (void), (), CUDART_SYNC_DEVICE, NULL, false)
+
+/* The device's work known complete (apigen_work_settled: the last
+ * cudaDeviceSynchronize, or a synchronous copy to the host on the legacy
+ * stream that waited for all of it, succeeded and nothing reached the
+ * session since, from any thread): nothing to wait for and no error to
+ * report, as the runtime would answer; the managed mirrors are still
+ * brought up to date. */
+APIGEN_EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    cudaError_t e;
+    if (apigen_work_settled(&cudart_api, known, dev)) {
+        if (apigen_tracing()) apigen_trace("cudaDeviceSynchronize() = 0 [cached, 0 us]");
+        e = cudaSuccess;
+    } else {
+        apigen_work_hint(&cudart_api, CUDART_CALL_cudaDeviceSynchronize, APIGEN_WORK_SETTLES_ALL, known, dev);
+        e = cudart_fwd_cudaDeviceSynchronize();
+        apigen_work_done(e == cudaSuccess);
+    }
+    if (e == cudaSuccess) e = cudart_managed_sync(CUDART_SYNC_DEVICE, NULL, false);
+    return e;
+}
 SYNC_WRAP(cudaEventSynchronize, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
 SYNC_WRAP(cudaEventQuery, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
 
@@ -1666,6 +1711,7 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
         cudaError_t e_ = cudart_managed_push();                                                    \
         if (e_ != cudaSuccess) return e_;                                                          \
         e_ = name##_body(dst, src, count, kind);                                                   \
+        apigen_work_done(e_ == cudaSuccess);                                                       \
         if (e_ != cudaSuccess || !apigen_mirror_live()) return e_;                                 \
         cudart_managed_wrote(dst, count, NULL, ptsz_);                                             \
         return cudart_managed_sync(CUDART_SYNC_STREAM, NULL, ptsz_); /* synchronous copy */      \
@@ -1675,6 +1721,9 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
         bool staged_;                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) return copy_h2h(dst, src, count);                        \
+        /* to the host on the legacy stream: returns once it and all before it completed */       \
+        if (kind == cudaMemcpyDeviceToHost && (stream) == cudaStreamLegacy)                        \
+            work_hint(CUDART_CALL_cudaMemcpy, APIGEN_WORK_SETTLES_ORDERED);                        \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault);                     \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream, &staged_);                     \
@@ -1809,9 +1858,37 @@ static enum cudaMemcpyKind sym_kind(const void *other, enum cudaMemcpyKind kind,
                             : (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
 }
 
+/* async_check of cudaMemcpyToSymbol(_ptds) (specs/cudart.yaml): queued only
+ * when the runtime cannot refuse it: the thread's device is known (a
+ * cudaSetDevice or cudaGetDevice of this thread succeeded: there is a
+ * driver and a device; without one the call's own error must come at the
+ * call), host bytes that travel with the call (CUDA promises only that a
+ * pageable source is consumed when the call returns; an arena block, pinned
+ * memory, is read when the copy runs, so it goes synchronously, as
+ * natively) into a variable the program registered, within its size. Its
+ * device-side errors come at the next synchronizing call, as a launch's. */
+bool cudart_may_queue_to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                enum cudaMemcpyKind kind)
+{
+    uint64_t size1 = 0;
+    bool dev_known;
+    (void)current_device(&dev_known);
+    if (!dev_known || kind != cudaMemcpyHostToDevice || !src || !count || apigen_arena_owns(src) ||
+        apigen_arena_owns((const char *)src + count - 1))
+        return false;
+    pthread_mutex_lock(&lock_);
+    bool known = map_get(&var_size_, (uint64_t)(uintptr_t)symbol, &size1);
+    pthread_mutex_unlock(&lock_);
+    return known && offset < size1 - 1 && count <= size1 - 1 - offset && cudart_map_host(symbol);
+}
+
 APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol(TOSYM_ARGS)
 {
-    return cudart_fwd_cudaMemcpyToSymbol(symbol, src, count, offset, sym_kind(src, kind, true));
+    /* work on the legacy stream, ordered before a later copy to the host */
+    work_hint(CUDART_CALL_cudaMemcpyToSymbol, APIGEN_WORK_ORDERED);
+    cudaError_t e = cudart_fwd_cudaMemcpyToSymbol(symbol, src, count, offset, sym_kind(src, kind, true));
+    apigen_work_done(e == cudaSuccess);
+    return e;
 }
 APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(TOSYM_ARGS)
 {
@@ -1847,7 +1924,11 @@ TOSYM_ASYNC(cudaMemcpyToSymbolAsync, 0)
 TOSYM_ASYNC(cudaMemcpyToSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol(FROMSYM_ARGS)
 {
-    return cudart_fwd_cudaMemcpyFromSymbol(dst, symbol, count, offset, sym_kind(dst, kind, false));
+    kind = sym_kind(dst, kind, false);
+    if (kind == cudaMemcpyDeviceToHost) work_hint(CUDART_CALL_cudaMemcpyFromSymbol, APIGEN_WORK_SETTLES_ORDERED);
+    cudaError_t e = cudart_fwd_cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+    apigen_work_done(e == cudaSuccess);
+    return e;
 }
 APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(FROMSYM_ARGS)
 {
@@ -2057,39 +2138,25 @@ static cudaError_t array_box(const struct cudaMemcpy3DParms *p, size_t elem, cud
     return e;
 }
 
-/* The boxes of a copy of w x h x d elements: whole slices while a slice
- * fits in a chunk, else bands of rows of one slice, else pieces of a row.
- * Positions move in elements on an array side, in bytes on a pointer side. */
+/* The boxes of a copy of w x h x d elements (apigen_boxes). Positions
+ * move in elements on an array side, in bytes on a pointer side. */
 static cudaError_t array_boxes(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
                                bool async, bool ptds)
 {
-    size_t w = p->extent.width, h = p->extent.height, d = p->extent.depth ? p->extent.depth : 1;
-    size_t row = w * elem, slice = row * h;
-    size_t bw = w, bh = h, bd = d;
-    if (slice > ARRAY_CHUNK) {
-        bd = 1;
-        if (row > ARRAY_CHUNK) bh = 1, bw = ARRAY_CHUNK / elem;
-        else bh = ARRAY_CHUNK / row;
-    } else if (slice) {
-        bd = ARRAY_CHUNK / slice;
-    }
-    if (!bw || !bh || !bd) bw = bw ? bw : 1, bh = bh ? bh : 1, bd = bd ? bd : 1;
-    size_t cap = bw * bh * bd * elem;
+    apigen_boxes it = apigen_boxes_of(p->extent.width, elem, p->extent.height,
+                                      p->extent.depth ? p->extent.depth : 1, ARRAY_CHUNK);
+    size_t cap = it.size.w * it.size.h * it.size.d * elem;
     unsigned char *buf = malloc(cap ? cap : 1);
     if (!buf) return local_error(cudaErrorMemoryAllocation);
     cudaError_t e = cudaSuccess;
-    for (size_t z = 0; z < d && e == cudaSuccess; z += bd)
-        for (size_t y = 0; y < h && e == cudaSuccess; y += bh)
-            for (size_t x = 0; x < w && e == cudaSuccess; x += bw) {
-                struct cudaMemcpy3DParms q = *p;
-                q.extent = (struct cudaExtent){w - x < bw ? w - x : bw, h - y < bh ? h - y : bh,
-                                               d - z < bd ? d - z : bd};
-                size_t sx = p->srcArray ? x : x * elem, dx = p->dstArray ? x : x * elem;
-                q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + y, p->srcPos.z + z};
-                q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + y, p->dstPos.z + z};
-                bool last = x + bw >= w && y + bh >= h && z + bd >= d;
-                e = array_box(&q, elem, stream, async, ptds, !last, buf);
-            }
+    for (apigen_box b; e == cudaSuccess && apigen_box_next(&it, &b);) {
+        struct cudaMemcpy3DParms q = *p;
+        q.extent = (struct cudaExtent){b.w, b.h, b.d};
+        size_t sx = p->srcArray ? b.x : b.x * elem, dx = p->dstArray ? b.x : b.x * elem;
+        q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + b.y, p->srcPos.z + b.z};
+        q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + b.y, p->dstPos.z + b.z};
+        e = array_box(&q, elem, stream, async, ptds, !b.last, buf);
+    }
     free(buf);
     return e;
 }
@@ -2124,9 +2191,8 @@ static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_
     cudaArray_t a = p->srcArray ? p->srcArray : p->dstArray;
     const struct cudaPos *at = p->srcArray ? &p->srcPos : &p->dstPos;
     if ((e = cudaArrayGetInfo(&fd, &ax, &af, a)) != cudaSuccess) return e;
-    size_t ah = ax.height ? ax.height : 1, ad = ax.depth ? ax.depth : 1;
-    if (at->x > ax.width || p->extent.width > ax.width - at->x || at->y > ah ||
-        p->extent.height > ah - at->y || at->z > ad || depth > ad - at->z)
+    if (!apigen_box_inside(at->x, at->y, at->z, p->extent.width, p->extent.height, depth, ax.width,
+                           ax.height, ax.depth))
         return local_error(cudaErrorInvalidValue);
     return array_boxes(p, elem, stream, async, ptds);
 }

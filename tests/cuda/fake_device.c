@@ -30,11 +30,9 @@ static cudaError_t fail(cudaError_t e)
     if (e != cudaSuccess) last_ = e;
     return e;
 }
-/* for fake_kernels.c: an error that becomes the thread's last error */
-__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e)
-{
-    return fail(e);
-}
+/* for fake_kernels.c: a failing call is the thread's last error */
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e);
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e) { return fail(e); }
 
 static void *block(size_t n)
 {
@@ -193,7 +191,7 @@ FAKE cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int fl
     (void)flags;
     if (!stream) return fail(cudaErrorInvalidValue);
     if (!(*stream = block(64))) return fail(cudaErrorMemoryAllocation);
-    *(int *)(void *)*stream = current_; /* its device (fake_kernels.c: cudaStreamGetDevice) */
+    *(int *)(void *)*stream = current_; /* its device (fake_launch_limits.c: cudaStreamGetDevice) */
     return cudaSuccess;
 }
 FAKE cudaError_t cudaStreamCreate(cudaStream_t *stream)

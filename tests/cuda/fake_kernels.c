@@ -1,163 +1,226 @@
-/* Kernels for the stand-in device (tests/cuda/fake_device.c), for
- * tests/cuda/lasterr_ci.c without a GPU: module registration, parameter
- * layouts, function attributes and launches that refuse what the runtime
- * refuses at the call (a configuration beyond the device's or the
- * function's limits, too much dynamic shared memory, a function nobody
- * registered, a stream of another device), setting the thread's last error
- * as the runtime does. Preloaded into the program (native) or into the
- * server (forwarded) alike. Kernels by name: "k_add(int *, int)" takes 1024
- * threads per block, "k_heavy(int *, int)" 256 (its registers). */
+/* Kernels and __device__/__constant__ variables for the runtime's stand-in
+ * device (fake_device.c, preloaded into the program natively and into
+ * apigen-server-cudart forwarded): the registration calls of nvcc's code,
+ * the launches, the symbol copies and the parameter layouts, for the kernels
+ * of bench/patterns.cu (fake_pattern_kernels.h, run on the CPU at launch,
+ * every stream in order at once). Anything else is refused as the runtime
+ * refuses an unknown kernel or symbol. Never used with a GPU. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "fake_pattern_kernels.h"
 
 #define FAKE __attribute__((visibility("default")))
 
-cudaError_t fake_fail(cudaError_t e); /* fake_device.c: and the thread's last error */
-int fake_current_device(void);
+/* fake_device.c: the thread's last error */
+__attribute__((visibility("hidden"))) cudaError_t fake_fail(cudaError_t e);
 
-#define MAX_FUNCS 64
-typedef struct fake_fn {
-    const void *host;
-    int max_threads, max_dyn_smem;
-} fake_fn;
-static fake_fn fns_[MAX_FUNCS];
-static int nfns_;
-static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
-static void *handle_token_;
+/* registered functions (host stub -> kernel) and variables (host shadow -> storage) */
+#define MAXREG 256
+static struct { const void *host; const struct fake_pattern_kernel *k; } funcs_[MAXREG];
+static struct { const void *host; const char *name; void *mem; size_t size; } vars_[MAXREG];
+static int nfuncs_, nvars_;
+static pthread_mutex_t reg_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static void *fatbin_handle_[1];
 
-static fake_fn *find(const void *f)
+static void *fake_pattern_global(const char *name)
 {
-    for (int i = 0; i < nfns_; i++)
-        if (fns_[i].host == f) return &fns_[i];
-    return NULL;
+    void *m = NULL;
+    pthread_mutex_lock(&reg_lock_);
+    for (int i = nvars_ - 1; i >= 0 && !m; i--)
+        if (strcmp(vars_[i].name, name) == 0) m = vars_[i].mem;
+    pthread_mutex_unlock(&reg_lock_);
+    return m;
 }
 
 FAKE void **__cudaRegisterFatBinary(void *fatCubin)
 {
     (void)fatCubin;
-    return &handle_token_;
+    return fatbin_handle_;
 }
 FAKE void __cudaRegisterFatBinaryEnd(void **h) { (void)h; }
 FAKE void __cudaUnregisterFatBinary(void **h) { (void)h; }
-FAKE void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun,
-                                 const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                                 dim3 *bDim, dim3 *gDim, int *wSize)
+
+FAKE void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, const char *deviceName,
+                                 int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
 {
-    (void)h, (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim,
-        (void)wSize;
-    pthread_mutex_lock(&lock_);
-    if (nfns_ < MAX_FUNCS && deviceName)
-        fns_[nfns_++] = (fake_fn){hostFun, strcmp(deviceName, "k_heavy") == 0 ? 256 : 1024,
-                                  48 * 1024};
-    pthread_mutex_unlock(&lock_);
+    (void)h, (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+    const struct fake_pattern_kernel *k = fake_pattern_kernel_named(deviceName);
+    pthread_mutex_lock(&reg_lock_);
+    if (k && nfuncs_ < MAXREG) funcs_[nfuncs_].host = hostFun, funcs_[nfuncs_++].k = k;
+    pthread_mutex_unlock(&reg_lock_);
 }
 
-FAKE cudaError_t cudaFuncGetParamInfo(const void *func, size_t index, size_t *off, size_t *size)
+FAKE void __cudaRegisterVar(void **h, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                            size_t size, int constant, int global)
 {
-    if (!find(func)) return fake_fail(cudaErrorInvalidDeviceFunction);
-    if (index > 1 || !off || !size) return fake_fail(cudaErrorInvalidValue);
-    *off = index ? 8 : 0;
-    *size = index ? sizeof(int) : sizeof(int *);
+    (void)h, (void)deviceAddress, (void)ext, (void)constant, (void)global;
+    void *m = calloc(1, size ? size : 1);
+    pthread_mutex_lock(&reg_lock_);
+    if (m && nvars_ < MAXREG) {
+        vars_[nvars_].host = hostVar, vars_[nvars_].name = strdup(deviceName);
+        vars_[nvars_].mem = m, vars_[nvars_++].size = size;
+    } else {
+        free(m);
+    }
+    pthread_mutex_unlock(&reg_lock_);
+}
+
+static const struct fake_pattern_kernel *kernel_of(const void *f)
+{
+    const struct fake_pattern_kernel *k = NULL;
+    pthread_mutex_lock(&reg_lock_);
+    for (int i = 0; i < nfuncs_ && !k; i++)
+        if (funcs_[i].host == f) k = funcs_[i].k;
+    pthread_mutex_unlock(&reg_lock_);
+    return k;
+}
+
+/* a variable by its host shadow: 0 with its storage and size, -1 none */
+static int var_of(const void *symbol, void **mem, size_t *size)
+{
+    int r = -1;
+    pthread_mutex_lock(&reg_lock_);
+    for (int i = 0; i < nvars_ && r; i++)
+        if (vars_[i].host == symbol) *mem = vars_[i].mem, *size = vars_[i].size, r = 0;
+    pthread_mutex_unlock(&reg_lock_);
+    return r;
+}
+
+static cudaError_t run(const struct fake_pattern_kernel *k, dim3 g, dim3 b, void **args)
+{
+    if (!k) return fake_fail(cudaErrorInvalidDeviceFunction);
+    if ((unsigned long)b.x * b.y * b.z > 1024 || !b.x || !g.x) return fake_fail(cudaErrorInvalidConfiguration);
+    /* the first parameter is a pointer the kernel reaches (spin: its time, never 0): NULL
+     * is the device's illegal address */
+    if (!args || !*(void *const *)args[0]) return fake_fail(cudaErrorIllegalAddress);
+    k->run(args, (unsigned long)g.x * g.y * g.z, (unsigned long)b.x * b.y * b.z);
     return cudaSuccess;
 }
 
-FAKE cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *func)
+/* the kernel handle of a host stub (nvcc 13's launches) is its table entry */
+FAKE cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
 {
-    pthread_mutex_lock(&lock_);
-    fake_fn *f = find(func);
-    fake_fn v = f ? *f : (fake_fn){0};
-    pthread_mutex_unlock(&lock_);
-    if (!a) return fake_fail(cudaErrorInvalidValue);
-    if (!f) return fake_fail(cudaErrorInvalidDeviceFunction);
+    const struct fake_pattern_kernel *k = kernel_of(hostFun);
+    if (!kernel || !k) return cudaErrorInvalidDeviceFunction;
+    *kernel = (cudaKernel_t)(uintptr_t)k;
+    return cudaSuccess;
+}
+FAKE cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem,
+                                    cudaStream_t s)
+{
+    (void)shmem, (void)s;
+    return run((const struct fake_pattern_kernel *)(uintptr_t)kernel, g, b, args);
+}
+FAKE cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g, dim3 b, void **args, size_t shmem,
+                                         cudaStream_t s)
+{
+    return __cudaLaunchKernel(kernel, g, b, args, shmem, s);
+}
+FAKE cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shmem, cudaStream_t s)
+{
+    (void)shmem, (void)s;
+    return run(kernel_of(f), g, b, args);
+}
+FAKE cudaError_t cudaLaunchKernel_ptsz(const void *f, dim3 g, dim3 b, void **args, size_t shmem,
+                                       cudaStream_t s)
+{
+    return cudaLaunchKernel(f, g, b, args, shmem, s);
+}
+FAKE cudaError_t cudaFuncGetParamInfo(const void *f, size_t i, size_t *off, size_t *size)
+{
+    const struct fake_pattern_kernel *k = kernel_of(f);
+    if (!k) return cudaErrorInvalidDeviceFunction;
+    if (i >= k->nparams || !off || !size) return cudaErrorInvalidValue;
+    *off = k->off[i], *size = k->size[i];
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void *f)
+{
+    if (!a) return cudaErrorInvalidValue;
+    if (!kernel_of(f)) return cudaErrorInvalidDeviceFunction;
     memset(a, 0, sizeof *a);
-    a->maxThreadsPerBlock = v.max_threads;
-    a->maxDynamicSharedSizeBytes = v.max_dyn_smem;
-    a->numRegs = v.max_threads == 256 ? 255 : 32;
+    a->maxThreadsPerBlock = 1024;
+    a->maxDynamicSharedSizeBytes = 48 * 1024; /* a GPU's default */
     return cudaSuccess;
 }
-
-FAKE cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+/* no driver under this device: the server launches through the runtime */
+FAKE cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **f, unsigned int v,
+                                                  unsigned long long flags,
+                                                  enum cudaDriverEntryPointQueryResult *q)
 {
-    pthread_mutex_lock(&lock_);
-    fake_fn *f = find(func);
-    bool ok = f && attr == cudaFuncAttributeMaxDynamicSharedMemorySize && value >= 0 &&
-              value <= 227 * 1024;
-    if (ok) f->max_dyn_smem = value;
-    pthread_mutex_unlock(&lock_);
-    if (!f) return fake_fail(cudaErrorInvalidDeviceFunction);
-    return ok ? cudaSuccess : fake_fail(cudaErrorInvalidValue);
+    (void)sym, (void)v, (void)flags;
+    if (f) *f = NULL;
+    if (q) *q = cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaGetDriverEntryPoint(const char *sym, void **f, unsigned long long flags,
+                                         enum cudaDriverEntryPointQueryResult *q)
+{
+    return cudaGetDriverEntryPointByVersion(sym, f, 12000, flags, q);
 }
 
-static const int grid_max_[3] = {0x7fffffff, 65535, 65535}, block_max_[3] = {1024, 1024, 64};
-
-FAKE cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+static cudaError_t symbol_copy(void *host, const void *symbol, size_t count, size_t offset, int to)
 {
-    int v;
-    switch (attr) {
-    case cudaDevAttrMaxGridDimX: v = grid_max_[0]; break;
-    case cudaDevAttrMaxGridDimY: v = grid_max_[1]; break;
-    case cudaDevAttrMaxGridDimZ: v = grid_max_[2]; break;
-    case cudaDevAttrMaxBlockDimX: v = block_max_[0]; break;
-    case cudaDevAttrMaxBlockDimY: v = block_max_[1]; break;
-    case cudaDevAttrMaxBlockDimZ: v = block_max_[2]; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: v = 227 * 1024; break;
-    default: { /* the others: the real runtime's answer */
-        cudaError_t (*real)(int *, enum cudaDeviceAttr, int) =
-            (cudaError_t (*)(int *, enum cudaDeviceAttr, int))dlsym(RTLD_NEXT,
-                                                                   "cudaDeviceGetAttribute");
-        return real ? real(value, attr, device) : fake_fail(cudaErrorNoDevice);
+    void *m;
+    size_t size;
+    if (var_of(symbol, &m, &size)) return fake_fail(cudaErrorInvalidSymbol);
+    if (offset > size || count > size - offset) return fake_fail(cudaErrorInvalidValue);
+    if (count) {
+        if (to) memcpy((char *)m + offset, host, count);
+        else memcpy(host, (char *)m + offset, count);
     }
-    }
-    if (!value) return fake_fail(cudaErrorInvalidValue);
-    if (device < 0 || device >= 8) return fake_fail(cudaErrorInvalidDevice);
-    *value = v;
     return cudaSuccess;
 }
-
-FAKE cudaError_t cudaStreamGetDevice(cudaStream_t stream, int *device)
+FAKE cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind)
 {
-    if (!device) return fake_fail(cudaErrorInvalidValue);
-    *device = stream && stream != cudaStreamLegacy && stream != cudaStreamPerThread
-                  ? *(const int *)(const void *)stream /* fake_device.c keeps it there */
-                  : fake_current_device();
+    (void)kind;
+    return symbol_copy((void *)(uintptr_t)src, symbol, count, offset, 1);
+}
+FAKE cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind)
+{
+    (void)kind;
+    return symbol_copy(dst, symbol, count, offset, 0);
+}
+FAKE cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
+                                         enum cudaMemcpyKind kind, cudaStream_t s)
+{
+    (void)s;
+    return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+FAKE cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind, cudaStream_t s)
+{
+    (void)s;
+    return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+FAKE cudaError_t cudaGetSymbolAddress(void **p, const void *symbol)
+{
+    size_t size;
+    if (!p) return cudaErrorInvalidValue;
+    return var_of(symbol, p, &size) ? cudaErrorInvalidSymbol : cudaSuccess;
+}
+FAKE cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
+    void *m;
+    if (!size) return cudaErrorInvalidValue;
+    return var_of(symbol, &m, size) ? cudaErrorInvalidSymbol : cudaSuccess;
+}
+/* every stream runs in order at once: no time passes on the device */
+FAKE cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    if (!ms) return cudaErrorInvalidValue;
+    if (!a || !b) return cudaErrorInvalidResourceHandle;
+    *ms = 0.001f;
     return cudaSuccess;
 }
-
-static cudaError_t launch(const void *func, dim3 g, dim3 b, void **args, size_t shmem,
-                          cudaStream_t stream)
+FAKE cudaError_t cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr)
 {
-    pthread_mutex_lock(&lock_);
-    fake_fn *f = find(func);
-    fake_fn v = f ? *f : (fake_fn){0};
-    pthread_mutex_unlock(&lock_);
-    if (!f) return fake_fail(cudaErrorInvalidDeviceFunction);
-    if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || g.x > (unsigned)grid_max_[0] ||
-        g.y > (unsigned)grid_max_[1] || g.z > (unsigned)grid_max_[2] ||
-        b.x > (unsigned)block_max_[0] || b.y > (unsigned)block_max_[1] ||
-        b.z > (unsigned)block_max_[2] || (uint64_t)b.x * b.y * b.z > 1024)
-        return fake_fail(cudaErrorInvalidConfiguration);
-    if ((uint64_t)b.x * b.y * b.z > (uint64_t)v.max_threads)
-        return fake_fail(cudaErrorLaunchOutOfResources);
-    if (shmem > (size_t)v.max_dyn_smem) return fake_fail(cudaErrorInvalidValue);
-    if (stream && stream != cudaStreamLegacy && stream != cudaStreamPerThread &&
-        *(const int *)(const void *)stream != fake_current_device())
-        return fake_fail(cudaErrorInvalidResourceHandle);
-    if (!args || !args[0] || !args[1]) return fake_fail(cudaErrorInvalidValue);
-    return cudaSuccess; /* the kernel "runs": nothing to do */
-}
-
-FAKE cudaError_t cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t shmem,
-                                  cudaStream_t stream)
-{
-    return launch(func, g, b, args, shmem, stream);
-}
-FAKE cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 g, dim3 b, void **args,
-                                       size_t shmem, cudaStream_t stream)
-{
-    return launch(func, g, b, args, shmem, stream);
+    return __cudaGetKernel(kernel, entryFuncAddr);
 }

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fake_pattern_kernels.h"
+
 #define FAKE __attribute__((visibility("default")))
 
 struct CUctx_st { int dev; };
@@ -23,7 +25,7 @@ struct CUmod_st { int loaded; };
 struct CUlib_st { int loaded; };
 /* a function and a kernel are one object: the driver takes a CUkernel
  * where a CUfunction is expected */
-struct CUfunc_st { const struct kernel *k; };
+struct CUfunc_st { const struct kernel *k; const struct fake_pattern_kernel *pk; };
 struct CUkern_st { const struct kernel *k; };
 
 static struct CUctx_st primary_;
@@ -93,6 +95,9 @@ static const struct kernel kernels_[] = {
 };
 #define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
 static struct CUfunc_st funcs_[NKERNELS];
+/* bench/patterns.cu's kernels (fake_pattern_kernels.h) */
+#define NPATTERNS (sizeof fake_pattern_kernels / sizeof fake_pattern_kernels[0])
+static struct CUfunc_st pattern_funcs_[NPATTERNS];
 
 static const struct kernel *kernel_named(const char *name)
 {
@@ -453,7 +458,13 @@ FAKE CUresult cuLibraryUnload(CUlibrary lib)
 static CUresult find(struct CUfunc_st **out, const char *name)
 {
     const struct kernel *k = kernel_named(name);
+    const struct fake_pattern_kernel *pk = fake_pattern_kernel_named(name);
     if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+    if (!k && pk) {
+        *out = &pattern_funcs_[pk - fake_pattern_kernels];
+        (*out)->pk = pk;
+        return CUDA_SUCCESS;
+    }
     if (!k) return CUDA_ERROR_NOT_FOUND;
     *out = &funcs_[k - kernels_];
     (*out)->k = k;
@@ -509,7 +520,8 @@ static CUresult name_of(const char **s, const void *f)
 {
     NEED_INIT();
     if (!s || !f) return CUDA_ERROR_INVALID_VALUE;
-    *s = ((const struct CUfunc_st *)f)->k->name;
+    const struct CUfunc_st *fn = f;
+    *s = fn->k ? fn->k->name : fn->pk->name;
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuFuncGetName(const char **s, CUfunction f) { return name_of(s, f); }
@@ -520,9 +532,10 @@ static CUresult param_info(const void *f, size_t i, size_t *off, size_t *size)
     NEED_INIT();
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     const struct kernel *k = ((const struct CUfunc_st *)f)->k;
-    if (i >= k->nparams) return CUDA_ERROR_INVALID_VALUE;
-    if (off) *off = k->off[i];
-    if (size) *size = k->size[i];
+    const struct fake_pattern_kernel *pk = ((const struct CUfunc_st *)f)->pk;
+    if (i >= (k ? k->nparams : pk->nparams)) return CUDA_ERROR_INVALID_VALUE;
+    if (off) *off = k ? k->off[i] : pk->off[i];
+    if (size) *size = k ? k->size[i] : pk->size[i];
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
@@ -537,7 +550,10 @@ FAKE CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *si
 static int func_attribute(CUfunction_attribute a, const void *f)
 {
     switch (a) {
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: return ((const struct CUfunc_st *)f)->k->shared;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: {
+        const struct kernel *k = ((const struct CUfunc_st *)f)->k;
+        return k ? k->shared : 4096;
+    }
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: return 16;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 75;
@@ -572,9 +588,14 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
     if ((unsigned long)bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
     const struct kernel *k = f->k;
-    unsigned char buf[64] = {0};
+    const struct fake_pattern_kernel *pk = f->pk;
+    unsigned nparams = k ? k->nparams : pk->nparams;
+    size_t last_off = k ? k->off[nparams - 1] : pk->off[nparams - 1];
+    size_t last_size = k ? k->size[nparams - 1] : pk->size[nparams - 1];
+    unsigned char buf[256] = {0};
     if (kernelParams) {
-        for (unsigned i = 0; i < k->nparams; i++) memcpy(buf + k->off[i], kernelParams[i], k->size[i]);
+        for (unsigned i = 0; i < nparams; i++)
+            memcpy(buf + (k ? k->off[i] : pk->off[i]), kernelParams[i], k ? k->size[i] : pk->size[i]);
     } else {
         const void *packed = NULL;
         size_t size = 0;
@@ -583,9 +604,21 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
             else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)e[1];
             else return CUDA_ERROR_INVALID_VALUE;
         }
-        size_t need = k->off[k->nparams - 1] + k->size[k->nparams - 1];
+        size_t need = last_off + last_size;
         if (!packed || size < need || size > sizeof buf) return CUDA_ERROR_INVALID_VALUE;
         memcpy(buf, packed, size);
+    }
+    if (pk) {
+        void *args[16];
+        CUdeviceptr first_ptr;
+        memcpy(&first_ptr, buf, sizeof first_ptr);
+        /* the first parameter is a pointer the kernel reaches (spin: its time, never 0):
+         * NULL is the device's illegal address (the launch's own error here,
+         * the next call's once a stub queued the launch) */
+        if (!first_ptr) return CUDA_ERROR_ILLEGAL_ADDRESS;
+        for (unsigned i = 0; i < nparams; i++) args[i] = buf + pk->off[i];
+        pk->run(args, (unsigned long)gx * gy * gz, (unsigned long)bx * by * bz);
+        return CUDA_SUCCESS;
     }
     k->run(buf, (unsigned long)gx * gy * gz * bx * by * bz);
     return CUDA_SUCCESS;
@@ -860,4 +893,103 @@ FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream
 {
     (void)s;
     return cuMemsetD8_v2(p, v, n);
+}
+
+/* bench/patterns.cu's variables ("coef", a 16 KiB __constant__ array;
+ * "result", a 4 KiB __device__ array): one device allocation each, made at
+ * the first lookup under a context, the same for every library and module
+ * (the program loads one) */
+static const struct { const char *name; size_t size; } globals_[] = {{"coef", 16384}, {"result", 4096}};
+static CUdeviceptr global_mem_[2];
+
+static void *fake_pattern_global(const char *name)
+{
+    for (size_t i = 0; i < 2; i++)
+        if (strcmp(globals_[i].name, name) == 0) return (void *)(uintptr_t)global_mem_[i];
+    return NULL;
+}
+
+static CUresult get_global(CUdeviceptr *p, size_t *n, const char *name)
+{
+    NEED_INIT();
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    for (size_t i = 0; i < 2; i++) {
+        if (strcmp(globals_[i].name, name) != 0) continue;
+        pthread_mutex_lock(&alloc_lock_);
+        int have = global_mem_[i] != 0;
+        pthread_mutex_unlock(&alloc_lock_);
+        if (!have) {
+            CUdeviceptr d;
+            CUresult r = cuMemAlloc_v2(&d, globals_[i].size);
+            if (r != CUDA_SUCCESS) return r;
+            memset((void *)(uintptr_t)d, 0, globals_[i].size);
+            global_mem_[i] = d;
+        }
+        if (p) *p = global_mem_[i];
+        if (n) *n = globals_[i].size;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+FAKE CUresult cuLibraryGetGlobal(CUdeviceptr *p, size_t *n, CUlibrary lib, const char *name)
+{
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    return get_global(p, n, name);
+}
+
+FAKE CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *n, CUmodule mod, const char *name)
+{
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    return get_global(p, n, name);
+}
+
+/* page-locking changes nothing here: the arena's registration succeeds */
+FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags) { return cuMemHostRegister_v2(p, n, flags); }
+FAKE CUresult cuMemHostUnregister(void *p)
+{
+    NEED_INIT();
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuda.h: "Unlike cuPointerGetAttribute, this function will not return an
+ * error when the ptr encountered is not a valid CUDA pointer. Instead, the
+ * attributes are assigned default NULL values and CUDA_SUCCESS is
+ * returned." NULL data slots are skipped. */
+FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes, void **data,
+                                     CUdeviceptr p)
+{
+    NEED_INIT();
+    if (n && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+    int known = alloc_of(p, NULL, NULL) == 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (!data[i]) continue;
+        if (known) {
+            CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
+            if (e != CUDA_SUCCESS) return e;
+            continue;
+        }
+        /* the real driver's defaults (H200, driver 580): ordinal -2, the
+         * range size left as it was, the rest zero */
+        switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            memset(data[i], 0, 8);
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            memset(data[i], 0, 4);
+            break;
+        default: return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return CUDA_SUCCESS;
 }
