@@ -181,10 +181,8 @@ static bool accepted(const void *func, dim3 grid, dim3 block, size_t shmem, cuda
     if (shmem > (size_t)(f.max_dyn_smem > 0 ? f.max_dyn_smem : 0) ||
         shmem + f.static_smem > (size_t)(d.smem_optin > 0 ? d.smem_optin : 0))
         return false;
-    bool ptsz = (flags & APIGEN_CUDART_PTSZ) != 0;
-    if (stream == cudaStreamLegacy || stream == cudaStreamPerThread || (!ptsz && !stream) ||
-        (ptsz && !stream))
-        return true;
+    if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread)
+        return true; /* the current device's default streams */
     int sd = -1;
     return stream_device(stream, &sd) && sd == dev;
 }

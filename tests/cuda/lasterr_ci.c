@@ -1,6 +1,6 @@
 /* lasterr_ci: kernel launches checked with cudaGetLastError, as PyTorch
  * checks each launch, natively and forwarded (tests/cuda/lasterr_ci.sh, the
- * device tests/cuda/fake_kernels.c). What it prints must be the same both
+ * device tests/cuda/fake_launch_limits.c). What it prints must be the same both
  * ways: each launch's own error at the launch (a configuration beyond the
  * device's or the function's limits, too much dynamic shared memory until
  * cudaFuncSetAttribute raises it, a function nobody registered, a stream of

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cuda/lasterr_ci.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT
-# tests/cuda/lasterr_ci.c natively (FAKE, tests/cuda/fake_kernels.c with
-# fake_device.c, preloaded over the real libcudart) and through the cudart
+# tests/cuda/lasterr_ci.c natively (FAKE, tests/cuda/fake_launch_limits.c with
+# fake_device.c and fake_device_limits.c, preloaded over the real
+# libcudart) and through the cudart
 # stub against SERVER with FAKE preloaded (no GPU in CI), over TRANSPORT
 # (unix|tcp). Checks:
 #   - the output is the same both ways (each launch's error at the launch,
