@@ -376,6 +376,7 @@ done:
     return ret_;
 }
 
+bool cudnn_pack_create_queued(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnBackendCreateDescriptor: the spec's hand-written guest code exports cudnnBackendCreateDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
 {
@@ -384,12 +385,13 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendCreateDescriptor(cudnnBackendD
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_descriptor = 0;
+    bool may_queue_ = cudnn_pack_create_queued(descriptorType, descriptor);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnBackendCreateDescriptor))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)descriptorType)) goto nomem; /* descriptorType */
     if (descriptor != NULL && (g_descriptor = apigen_guest_id(&call_)) == 0) goto nomem; /* descriptor: the guest names it */
     if (!apigen_put_u64(call_.wr, g_descriptor)) goto nomem;
-    if ((descriptorType == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) && descriptor != NULL) {
+    if ((may_queue_ && descriptorType == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) && descriptor != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2251,18 +2253,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *activationDesc)
+bool cudnnCreateActivationDescriptor_queued(cudnnActivationDescriptor_t *activationDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateActivationDescriptor: the spec's hand-written guest code exports cudnnCreateActivationDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *activationDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_activationDesc = 0;
+    bool may_queue_ = cudnnCreateActivationDescriptor_queued(activationDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateActivationDescriptor))
         goto fail;
     if (activationDesc != NULL && (g_activationDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* activationDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_activationDesc)) goto nomem;
-    if (activationDesc != NULL) {
+    if ((may_queue_) && activationDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2306,18 +2311,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateAttnDescriptor(cudnnAttnDescriptor_t *attnDesc)
+bool cudnnCreateAttnDescriptor_queued(cudnnAttnDescriptor_t *attnDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateAttnDescriptor: the spec's hand-written guest code exports cudnnCreateAttnDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateAttnDescriptor(cudnnAttnDescriptor_t *attnDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_attnDesc = 0;
+    bool may_queue_ = cudnnCreateAttnDescriptor_queued(attnDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateAttnDescriptor))
         goto fail;
     if (attnDesc != NULL && (g_attnDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* attnDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_attnDesc)) goto nomem;
-    if (attnDesc != NULL) {
+    if ((may_queue_) && attnDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2361,18 +2369,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *ctcLossDesc)
+bool cudnnCreateCTCLossDescriptor_queued(cudnnCTCLossDescriptor_t *ctcLossDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateCTCLossDescriptor: the spec's hand-written guest code exports cudnnCreateCTCLossDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *ctcLossDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_ctcLossDesc = 0;
+    bool may_queue_ = cudnnCreateCTCLossDescriptor_queued(ctcLossDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateCTCLossDescriptor))
         goto fail;
     if (ctcLossDesc != NULL && (g_ctcLossDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* ctcLossDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_ctcLossDesc)) goto nomem;
-    if (ctcLossDesc != NULL) {
+    if ((may_queue_) && ctcLossDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2416,18 +2427,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc)
+bool cudnnCreateConvolutionDescriptor_queued(cudnnConvolutionDescriptor_t *convDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateConvolutionDescriptor: the spec's hand-written guest code exports cudnnCreateConvolutionDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_convDesc = 0;
+    bool may_queue_ = cudnnCreateConvolutionDescriptor_queued(convDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateConvolutionDescriptor))
         goto fail;
     if (convDesc != NULL && (g_convDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* convDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_convDesc)) goto nomem;
-    if (convDesc != NULL) {
+    if ((may_queue_) && convDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2471,18 +2485,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)
+bool cudnnCreateDropoutDescriptor_queued(cudnnDropoutDescriptor_t *dropoutDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateDropoutDescriptor: the spec's hand-written guest code exports cudnnCreateDropoutDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateDropoutDescriptor(cudnnDropoutDescriptor_t *dropoutDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_dropoutDesc = 0;
+    bool may_queue_ = cudnnCreateDropoutDescriptor_queued(dropoutDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateDropoutDescriptor))
         goto fail;
     if (dropoutDesc != NULL && (g_dropoutDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* dropoutDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_dropoutDesc)) goto nomem;
-    if (dropoutDesc != NULL) {
+    if ((may_queue_) && dropoutDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2526,18 +2543,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc)
+bool cudnnCreateFilterDescriptor_queued(cudnnFilterDescriptor_t *filterDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateFilterDescriptor: the spec's hand-written guest code exports cudnnCreateFilterDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *filterDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_filterDesc = 0;
+    bool may_queue_ = cudnnCreateFilterDescriptor_queued(filterDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateFilterDescriptor))
         goto fail;
     if (filterDesc != NULL && (g_filterDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* filterDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_filterDesc)) goto nomem;
-    if (filterDesc != NULL) {
+    if ((may_queue_) && filterDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2746,18 +2766,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normDesc)
+bool cudnnCreateLRNDescriptor_queued(cudnnLRNDescriptor_t *normDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateLRNDescriptor: the spec's hand-written guest code exports cudnnCreateLRNDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateLRNDescriptor(cudnnLRNDescriptor_t *normDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_normDesc = 0;
+    bool may_queue_ = cudnnCreateLRNDescriptor_queued(normDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateLRNDescriptor))
         goto fail;
     if (normDesc != NULL && (g_normDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* normDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_normDesc)) goto nomem;
-    if (normDesc != NULL) {
+    if ((may_queue_) && normDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2801,18 +2824,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateOpTensorDescriptor(cudnnOpTensorDescriptor_t *opTensorDesc)
+bool cudnnCreateOpTensorDescriptor_queued(cudnnOpTensorDescriptor_t *opTensorDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateOpTensorDescriptor: the spec's hand-written guest code exports cudnnCreateOpTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateOpTensorDescriptor(cudnnOpTensorDescriptor_t *opTensorDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_opTensorDesc = 0;
+    bool may_queue_ = cudnnCreateOpTensorDescriptor_queued(opTensorDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateOpTensorDescriptor))
         goto fail;
     if (opTensorDesc != NULL && (g_opTensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* opTensorDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_opTensorDesc)) goto nomem;
-    if (opTensorDesc != NULL) {
+    if ((may_queue_) && opTensorDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2856,18 +2882,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t *poolingDesc)
+bool cudnnCreatePoolingDescriptor_queued(cudnnPoolingDescriptor_t *poolingDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreatePoolingDescriptor: the spec's hand-written guest code exports cudnnCreatePoolingDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreatePoolingDescriptor(cudnnPoolingDescriptor_t *poolingDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_poolingDesc = 0;
+    bool may_queue_ = cudnnCreatePoolingDescriptor_queued(poolingDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreatePoolingDescriptor))
         goto fail;
     if (poolingDesc != NULL && (g_poolingDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* poolingDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_poolingDesc)) goto nomem;
-    if (poolingDesc != NULL) {
+    if ((may_queue_) && poolingDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2911,18 +2940,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *rnnDataDesc)
+bool cudnnCreateRNNDataDescriptor_queued(cudnnRNNDataDescriptor_t *rnnDataDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateRNNDataDescriptor: the spec's hand-written guest code exports cudnnCreateRNNDataDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *rnnDataDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_rnnDataDesc = 0;
+    bool may_queue_ = cudnnCreateRNNDataDescriptor_queued(rnnDataDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateRNNDataDescriptor))
         goto fail;
     if (rnnDataDesc != NULL && (g_rnnDataDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* rnnDataDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_rnnDataDesc)) goto nomem;
-    if (rnnDataDesc != NULL) {
+    if ((may_queue_) && rnnDataDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2966,18 +2998,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDesc)
+bool cudnnCreateRNNDescriptor_queued(cudnnRNNDescriptor_t *rnnDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateRNNDescriptor: the spec's hand-written guest code exports cudnnCreateRNNDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *rnnDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_rnnDesc = 0;
+    bool may_queue_ = cudnnCreateRNNDescriptor_queued(rnnDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateRNNDescriptor))
         goto fail;
     if (rnnDesc != NULL && (g_rnnDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* rnnDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_rnnDesc)) goto nomem;
-    if (rnnDesc != NULL) {
+    if ((may_queue_) && rnnDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3021,18 +3056,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t *reduceTensorDesc)
+bool cudnnCreateReduceTensorDescriptor_queued(cudnnReduceTensorDescriptor_t *reduceTensorDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateReduceTensorDescriptor: the spec's hand-written guest code exports cudnnCreateReduceTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t *reduceTensorDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_reduceTensorDesc = 0;
+    bool may_queue_ = cudnnCreateReduceTensorDescriptor_queued(reduceTensorDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateReduceTensorDescriptor))
         goto fail;
     if (reduceTensorDesc != NULL && (g_reduceTensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* reduceTensorDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_reduceTensorDesc)) goto nomem;
-    if (reduceTensorDesc != NULL) {
+    if ((may_queue_) && reduceTensorDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3076,18 +3114,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateSeqDataDescriptor(cudnnSeqDataDescriptor_t *seqDataDesc)
+bool cudnnCreateSeqDataDescriptor_queued(cudnnSeqDataDescriptor_t *seqDataDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateSeqDataDescriptor: the spec's hand-written guest code exports cudnnCreateSeqDataDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateSeqDataDescriptor(cudnnSeqDataDescriptor_t *seqDataDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_seqDataDesc = 0;
+    bool may_queue_ = cudnnCreateSeqDataDescriptor_queued(seqDataDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateSeqDataDescriptor))
         goto fail;
     if (seqDataDesc != NULL && (g_seqDataDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* seqDataDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_seqDataDesc)) goto nomem;
-    if (seqDataDesc != NULL) {
+    if ((may_queue_) && seqDataDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3131,18 +3172,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateSpatialTransformerDescriptor(cudnnSpatialTransformerDescriptor_t *stDesc)
+bool cudnnCreateSpatialTransformerDescriptor_queued(cudnnSpatialTransformerDescriptor_t *stDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateSpatialTransformerDescriptor: the spec's hand-written guest code exports cudnnCreateSpatialTransformerDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateSpatialTransformerDescriptor(cudnnSpatialTransformerDescriptor_t *stDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_stDesc = 0;
+    bool may_queue_ = cudnnCreateSpatialTransformerDescriptor_queued(stDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateSpatialTransformerDescriptor))
         goto fail;
     if (stDesc != NULL && (g_stDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* stDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_stDesc)) goto nomem;
-    if (stDesc != NULL) {
+    if ((may_queue_) && stDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3186,18 +3230,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
+bool cudnnCreateTensorDescriptor_queued(cudnnTensorDescriptor_t *tensorDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateTensorDescriptor: the spec's hand-written guest code exports cudnnCreateTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_tensorDesc = 0;
+    bool may_queue_ = cudnnCreateTensorDescriptor_queued(tensorDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateTensorDescriptor))
         goto fail;
     if (tensorDesc != NULL && (g_tensorDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* tensorDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_tensorDesc)) goto nomem;
-    if (tensorDesc != NULL) {
+    if ((may_queue_) && tensorDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3241,18 +3288,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnCreateTensorTransformDescriptor(cudnnTensorTransformDescriptor_t *transformDesc)
+bool cudnnCreateTensorTransformDescriptor_queued(cudnnTensorTransformDescriptor_t *transformDesc); /* hand-written, in the spec's sources */
+/* The forwarder of cudnnCreateTensorTransformDescriptor: the spec's hand-written guest code exports cudnnCreateTensorTransformDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorTransformDescriptor(cudnnTensorTransformDescriptor_t *transformDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t g_transformDesc = 0;
+    bool may_queue_ = cudnnCreateTensorTransformDescriptor_queued(transformDesc);
     if (!apigen_call_begin(&cudnn_api, &call_, CUDNN_CALL_cudnnCreateTensorTransformDescriptor))
         goto fail;
     if (transformDesc != NULL && (g_transformDesc = apigen_guest_id(&call_)) == 0) goto nomem; /* transformDesc: the guest names it */
     if (!apigen_put_u64(call_.wr, g_transformDesc)) goto nomem;
-    if (transformDesc != NULL) {
+    if ((may_queue_) && transformDesc != NULL) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3393,7 +3443,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
+/* The forwarder of cudnnDestroy: the spec's hand-written guest code exports cudnnDestroy and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroy(cudnnHandle_t handle)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3701,6 +3752,7 @@ done:
     return ret_;
 }
 
+bool cudnn_destroy_filter_queued(cudnnFilterDescriptor_t filterDesc); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnDestroyFilterDescriptor: the spec's hand-written guest code exports cudnnDestroyFilterDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)
 {
@@ -3708,6 +3760,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDe
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_destroy_filter_queued(filterDesc);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)filterDesc); /* filterDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyFilterDescriptor, srv_))
@@ -3715,7 +3768,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDe
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)filterDesc)) goto nomem; /* filterDesc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)filterDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)filterDesc))) {
+    if (may_queue_ && ((uint64_t)(uintptr_t)filterDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)filterDesc))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -4308,6 +4361,7 @@ done:
     return ret_;
 }
 
+bool cudnn_destroy_tensor_queued(cudnnTensorDescriptor_t tensorDesc); /* hand-written, in the spec's sources */
 /* The forwarder of cudnnDestroyTensorDescriptor: the spec's hand-written guest code exports cudnnDestroyTensorDescriptor and calls this. */
 APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc)
 {
@@ -4315,6 +4369,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
+    bool may_queue_ = cudnn_destroy_tensor_queued(tensorDesc);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)tensorDesc); /* tensorDesc */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnDestroyTensorDescriptor, srv_))
@@ -4322,7 +4377,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tensorDesc)) goto nomem; /* tensorDesc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
+    if (may_queue_ && ((uint64_t)(uintptr_t)tensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)tensorDesc))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -5634,7 +5689,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationBackwardExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationBackwardExWorkspaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5702,7 +5758,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5766,7 +5823,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
+/* The forwarder of cudnnGetBatchNormalizationTrainingExReserveSpaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationTrainingExReserveSpaceSize and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -6,6 +6,7 @@
  * cuDNN's. Without a server it says so instead of inventing cuDNN's
  * wording. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,10 +75,14 @@ APIGEN_EXPORT const char *cudnnGetErrorString(cudnnStatus_t status)
  * stub never reads past the caller's float. kind: 0 a tensor descriptor, 1
  * a filter descriptor. */
 #define TYPES 4096 /* descriptors whose type is kept; past that, asked each time */
-static struct {
+#define CONTENT_INTS 20 /* a setter's arguments: kind, type, format, nb, 8 dims, 8 strides */
+typedef struct {
     uintptr_t desc; /* 0: free; the descriptor's id, its low bit the kind */
     cudnnDataType_t dt;
-} types[TYPES];
+    int clen; /* 0: what the descriptor holds is not known (the size queries below) */
+    int32_t content[CONTENT_INTS];
+} type_entry;
+static type_entry types[TYPES];
 static pthread_mutex_t types_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t slot_of(uintptr_t key)
@@ -90,7 +95,9 @@ static uintptr_t key_of(const void *desc, unsigned kind)
     return (uintptr_t)desc << 1 | (kind & 1);
 }
 
-static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
+/* the type, and what the setter set (clen ints of content; 0: not known) */
+static void type_note_content(const void *desc, unsigned kind, cudnnDataType_t dt, const int32_t *content,
+                              int clen)
 {
     if (!desc) return;
     uintptr_t k = key_of(desc, kind);
@@ -99,9 +106,16 @@ static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
         if (types[i].desc == k || types[i].desc == 0) {
             types[i].desc = k;
             types[i].dt = dt;
+            types[i].clen = content && clen <= CONTENT_INTS ? clen : 0;
+            if (types[i].clen) memcpy(types[i].content, content, (size_t)clen * sizeof *content);
             break;
         }
     pthread_mutex_unlock(&types_mu);
+}
+
+static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
+{
+    type_note_content(desc, kind, dt, NULL, 0);
 }
 
 /* linear probing with deletion: the entries after a removed one move up */
@@ -115,13 +129,11 @@ static void type_forget(const void *desc, unsigned kind)
     if (n < TYPES && types[i].desc == k) {
         types[i].desc = 0;
         for (size_t j = (i + 1) % TYPES; types[j].desc; j = (j + 1) % TYPES) {
-            uintptr_t kj = types[j].desc;
-            cudnnDataType_t dj = types[j].dt;
+            type_entry ej = types[j];
             types[j].desc = 0;
-            for (size_t h = slot_of(kj);; h = (h + 1) % TYPES)
+            for (size_t h = slot_of(ej.desc);; h = (h + 1) % TYPES)
                 if (!types[h].desc) {
-                    types[h].desc = kj;
-                    types[h].dt = dj;
+                    types[h] = ej;
                     break;
                 }
         }
@@ -215,7 +227,9 @@ cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTransformDescrip
                                                cudnnTensorDescriptor_t, size_t *);
 
 /* The setters note the type they set; a failed set leaves the descriptor as
- * it was, so its entry goes (asked again next time). */
+ * it was, so its entry goes (asked again next time). A tensor descriptor's
+ * setter also notes its arguments: what the descriptor holds, for the size
+ * queries answered in the guest (below). */
 static cudnnStatus_t noted(cudnnStatus_t s, const void *desc, unsigned kind, cudnnDataType_t dt)
 {
     if (s == CUDNN_STATUS_SUCCESS) type_note(desc, kind, dt);
@@ -223,28 +237,52 @@ static cudnnStatus_t noted(cudnnStatus_t s, const void *desc, unsigned kind, cud
     return s;
 }
 
+/* content: setter, type, format, nb, dims, strides (absent ones -1) */
+static cudnnStatus_t noted_tensor(cudnnStatus_t s, const void *desc, int setter, cudnnDataType_t dt, int format,
+                                  int nb, const int dim[], const int stride[])
+{
+    if (s != CUDNN_STATUS_SUCCESS || nb < 0 || nb > CUDNN_DIM_MAX || !dim) return noted(s, desc, 0, dt);
+    int32_t c[CONTENT_INTS];
+    for (int i = 0; i < CONTENT_INTS; i++) c[i] = -1;
+    c[0] = setter;
+    c[1] = (int32_t)dt;
+    c[2] = format;
+    c[3] = nb;
+    for (int i = 0; i < nb; i++) {
+        c[4 + i] = dim[i];
+        if (stride) c[4 + CUDNN_DIM_MAX + i] = stride[i];
+    }
+    type_note_content(desc, 0, dt, c, CONTENT_INTS);
+    return s;
+}
+
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                       cudnnDataType_t dt, int n, int c, int h, int w)
 {
-    return noted(cudnn_fwd_cudnnSetTensor4dDescriptor(d, f, dt, n, c, h, w), d, 0, dt);
+    int dim[4] = {n, c, h, w};
+    return noted_tensor(cudnn_fwd_cudnnSetTensor4dDescriptor(d, f, dt, n, c, h, w), d, 1, dt, (int)f, 4, dim, NULL);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n,
                                                         int c, int h, int w, int ns, int cs, int hs, int ws)
 {
-    return noted(cudnn_fwd_cudnnSetTensor4dDescriptorEx(d, dt, n, c, h, w, ns, cs, hs, ws), d, 0, dt);
+    int dim[4] = {n, c, h, w}, stride[4] = {ns, cs, hs, ws};
+    return noted_tensor(cudnn_fwd_cudnnSetTensor4dDescriptorEx(d, dt, n, c, h, w, ns, cs, hs, ws), d, 2, dt, -1, 4,
+                        dim, stride);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb,
                                                       const int dimA[], const int strideA[])
 {
-    return noted(cudnn_fwd_cudnnSetTensorNdDescriptor(d, dt, nb, dimA, strideA), d, 0, dt);
+    return noted_tensor(cudnn_fwd_cudnnSetTensorNdDescriptor(d, dt, nb, dimA, strideA), d, 3, dt, -1, nb, dimA,
+                        strideA);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                         cudnnDataType_t dt, int nb, const int dimA[])
 {
-    return noted(cudnn_fwd_cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dimA), d, 0, dt);
+    return noted_tensor(cudnn_fwd_cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dimA), d, 4, dt, (int)f, nb, dimA,
+                        NULL);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt,
@@ -259,17 +297,23 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d
     return noted(cudnn_fwd_cudnnSetFilterNdDescriptor(d, dt, f, nb, filterDimA), d, 1, dt);
 }
 
+static void live_forget(const void *desc); /* below: descriptors this process created */
+
 /* what ends a descriptor or sets its type another way: forgotten */
 APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
 {
     type_forget(d, 0);
-    return cudnn_fwd_cudnnDestroyTensorDescriptor(d);
+    cudnnStatus_t s = cudnn_fwd_cudnnDestroyTensorDescriptor(d); /* asks live_has first */
+    if (s == CUDNN_STATUS_SUCCESS) live_forget(d);
+    return s;
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
 {
     type_forget(d, 1);
-    return cudnn_fwd_cudnnDestroyFilterDescriptor(d);
+    cudnnStatus_t s = cudnn_fwd_cudnnDestroyFilterDescriptor(d);
+    if (s == CUDNN_STATUS_SUCCESS) live_forget(d);
+    return s;
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derived,
@@ -295,6 +339,139 @@ APIGEN_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDes
 {
     type_forget(dest, 0);
     return cudnn_fwd_cudnnInitTransformDest(t, src, dest, size);
+}
+
+/* ---- tensor and filter descriptors this process created and has not destroyed -------
+ * A set or destroy on one of them may be queued; on any other (destroyed, forged, made
+ * by another process) it goes sync, so the server's refusal is the call's error at
+ * the call, as cuDNN's own would be (the guest vouches for any id of its session,
+ * a freed one too). Ids are unique in a session, so one set serves both kinds. */
+#define LIVE 8192
+static uintptr_t live[LIVE]; /* 0: free */
+static size_t nlive;
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void live_note(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    pthread_mutex_lock(&live_mu);
+    if (k && nlive < LIVE - 1) /* one slot stays free: probes end */
+        for (size_t i = slot_of(k) % LIVE;; i = (i + 1) % LIVE) {
+            if (live[i] == k) break;
+            if (!live[i]) {
+                live[i] = k;
+                nlive++;
+                break;
+            }
+        }
+    pthread_mutex_unlock(&live_mu);
+}
+
+static bool live_has(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    bool found = false;
+    pthread_mutex_lock(&live_mu);
+    for (size_t i = slot_of(k) % LIVE; k && live[i]; i = (i + 1) % LIVE)
+        if (live[i] == k) {
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+    return found;
+}
+
+static void live_forget(const void *desc)
+{
+    uintptr_t k = (uintptr_t)desc;
+    pthread_mutex_lock(&live_mu);
+    size_t i = slot_of(k) % LIVE;
+    while (k && live[i] && live[i] != k) i = (i + 1) % LIVE;
+    if (k && live[i] == k) { /* linear probing: the entries after it move up */
+        live[i] = 0;
+        nlive--;
+        for (size_t j = (i + 1) % LIVE; live[j]; j = (j + 1) % LIVE) {
+            uintptr_t kj = live[j];
+            live[j] = 0;
+            for (size_t h = slot_of(kj) % LIVE;; h = (h + 1) % LIVE)
+                if (!live[h]) {
+                    live[h] = kj;
+                    break;
+                }
+        }
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+/* ---- a sync call now and then ----------------------------------------------------------
+ * An error a queued cuDNN call meets reaches the program at the thread's next synchronous
+ * cuDNN call (api.errors.async: next_call), not at a runtime call. With its descriptors
+ * queued and its size queries kept, a training step may make no synchronous cuDNN call
+ * at all, so a failed convolution would go unreported. The per-operation calls this
+ * file lets go without a round trip (a variant pack's create, a kept size) therefore go
+ * synchronously every SYNC_EVERY-th time on each thread: an error reaches the program
+ * within that many operations. */
+#define SYNC_EVERY 16
+static _Thread_local unsigned since_sync;
+
+static bool sync_due(void)
+{
+    if (++since_sync < SYNC_EVERY) return false;
+    since_sync = 0;
+    return true;
+}
+
+/* ---- descriptor creates: the first of each kind sync, the rest queued ----------------
+ * cuDNN 9 loads the sub-library that holds a descriptor kind (ops, cnn, adv) at its
+ * first use, and a program may probe for one by creating a descriptor
+ * (CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, NOT_SUPPORTED). So each create goes
+ * synchronously until one succeeded in this process; from then on its code is loaded
+ * and the one failure left is host memory running out, which a queued create returns
+ * at the next sync call (specs/cudnn.yaml). FIRST_SYNC(F, T) defines F's async_check
+ * F_queued and its guest wrapper (wrap: guest), which notes the first success and
+ * hands the new descriptor to NOTE. */
+#define FIRST_SYNC(F, T, NOTE)                                                           \
+    static atomic_bool F##_loaded;                                                       \
+    bool F##_queued(T *d)                                                                \
+    {                                                                                    \
+        (void)d;                                                                         \
+        return atomic_load(&F##_loaded);                                                 \
+    }                                                                                    \
+    cudnnStatus_t cudnn_fwd_##F(T *);                                                    \
+    APIGEN_EXPORT cudnnStatus_t F(T *d)                                                  \
+    {                                                                                    \
+        cudnnStatus_t s = cudnn_fwd_##F(d);                                              \
+        if (s == CUDNN_STATUS_SUCCESS) atomic_store(&F##_loaded, true);                  \
+        if (s == CUDNN_STATUS_SUCCESS && d) NOTE(*d);                                    \
+        return s;                                                                        \
+    }
+#define NOTE_NONE(d) (void)(d)
+FIRST_SYNC(cudnnCreateTensorDescriptor, cudnnTensorDescriptor_t, live_note)
+FIRST_SYNC(cudnnCreateFilterDescriptor, cudnnFilterDescriptor_t, live_note)
+FIRST_SYNC(cudnnCreateActivationDescriptor, cudnnActivationDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateAttnDescriptor, cudnnAttnDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateCTCLossDescriptor, cudnnCTCLossDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateConvolutionDescriptor, cudnnConvolutionDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateDropoutDescriptor, cudnnDropoutDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateLRNDescriptor, cudnnLRNDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateOpTensorDescriptor, cudnnOpTensorDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreatePoolingDescriptor, cudnnPoolingDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateRNNDataDescriptor, cudnnRNNDataDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateRNNDescriptor, cudnnRNNDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateReduceTensorDescriptor, cudnnReduceTensorDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateSeqDataDescriptor, cudnnSeqDataDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateSpatialTransformerDescriptor, cudnnSpatialTransformerDescriptor_t, NOTE_NONE)
+FIRST_SYNC(cudnnCreateTensorTransformDescriptor, cudnnTensorTransformDescriptor_t, NOTE_NONE)
+
+/* a destroy is queued for a live descriptor, and for NULL (cuDNN accepts it) */
+bool cudnn_destroy_tensor_queued(cudnnTensorDescriptor_t d)
+{
+    return !d || live_has(d);
+}
+
+bool cudnn_destroy_filter_queued(cudnnFilterDescriptor_t d)
+{
+    return !d || live_has(d);
 }
 
 /* ---- which setters and finalizes may be queued (async_check) ------------------------
@@ -333,39 +510,39 @@ bool cudnn_tensor4d_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cud
                            int h, int w)
 {
     int dim[4] = {n, c, h, w};
-    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
 }
 
 bool cudnn_tensor4d_ex_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n, int c, int h, int w, int ns,
                               int cs, int hs, int ws)
 {
     int dim[4] = {n, c, h, w}, stride[4] = {ns, cs, hs, ws};
-    return d && float_type(dt) && dims_ok(4, dim, stride);
+    return d && live_has(d) && float_type(dt) && dims_ok(4, dim, stride);
 }
 
 bool cudnn_tensor_nd_queued(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb, const int dimA[],
                             const int strideA[])
 {
-    return d && strideA && float_type(dt) && dims_ok(nb, dimA, strideA);
+    return d && live_has(d) && strideA && float_type(dt) && dims_ok(nb, dimA, strideA);
 }
 
 bool cudnn_tensor_nd_ex_queued(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f, cudnnDataType_t dt, int nb,
                                const int dimA[])
 {
-    return d && plain_format(f) && float_type(dt) && dims_ok(nb, dimA, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(nb, dimA, NULL);
 }
 
 bool cudnn_filter4d_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int k, int c,
                            int h, int w)
 {
     int dim[4] = {k, c, h, w};
-    return d && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(4, dim, NULL);
 }
 
 bool cudnn_filter_nd_queued(cudnnFilterDescriptor_t d, cudnnDataType_t dt, cudnnTensorFormat_t f, int nb,
                             const int filterDimA[])
 {
-    return d && plain_format(f) && float_type(dt) && dims_ok(nb, filterDimA, NULL);
+    return d && live_has(d) && plain_format(f) && float_type(dt) && dims_ok(nb, filterDimA, NULL);
 }
 
 /* Variant packs the guest created, until destroyed: how many unique ids and
@@ -425,11 +602,25 @@ cudnnStatus_t cudnn_fwd_cudnnBackendFinalize(cudnnBackendDescriptor_t);
 cudnnStatus_t cudnn_fwd_cudnnBackendSetAttribute(cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
                                                  cudnnBackendAttributeType_t, int64_t, const void *);
 
+/* a variant pack's create: queued after one succeeded (as FIRST_SYNC above) */
+static atomic_bool packs_loaded;
+
+bool cudnn_pack_create_queued(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *d)
+{
+    (void)d;
+    /* asked only for variant packs (the spec's async_if comes after it in the
+     * condition, so count those alone) */
+    return atomic_load(&packs_loaded) && (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !sync_due());
+}
+
 APIGEN_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
                                                         cudnnBackendDescriptor_t *d)
 {
     cudnnStatus_t s = cudnn_fwd_cudnnBackendCreateDescriptor(type, d);
-    if (s == CUDNN_STATUS_SUCCESS && d && type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) pack_note((uintptr_t)*d);
+    if (s == CUDNN_STATUS_SUCCESS && d && type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) {
+        atomic_store(&packs_loaded, true);
+        pack_note((uintptr_t)*d);
+    }
     return s;
 }
 
@@ -463,6 +654,155 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
         int i = pack_find_locked((uintptr_t)d);
         if (i >= 0) packs[i].finalized = true;
         pthread_mutex_unlock(&packs_mu);
+    }
+    return s;
+}
+
+/* ---- batch-norm size queries answered in the guest ---------------------------------
+ * PyTorch asks cuDNN for a batch norm's workspace and reserve sizes before every batch
+ * norm, with tensor descriptors it has just made and set (queued). cuDNN's answer is a
+ * function of the call's values: the handle (its device), the mode, the ops, whether an
+ * activation descriptor is given, and what each tensor descriptor holds, which the
+ * guest knows from the setters above (what else changes or ends a descriptor forgets
+ * it). So cuDNN's first answer for a set of values is kept and given again for the
+ * same values without a round trip; a call naming a descriptor whose contents the
+ * guest does not know, or an activation descriptor (its contents are not kept), asks
+ * cuDNN. Destroying a handle drops every answer (a new handle may get its id). As any
+ * answer kept in the guest, it does not report a queued call's error: the next call
+ * that reaches the server does (one in SYNC_EVERY asks cuDNN for that reason). */
+#define KEPT 64
+#define KEY_INTS (5 + 6 * CONTENT_INTS)
+static struct {
+    int nkey;
+    int64_t key[KEY_INTS];
+    size_t answer;
+} kept[KEPT];
+static unsigned nkept, kept_next;
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* the key of a query: its values, each descriptor by its contents; false: not kept */
+static bool size_key(int fn, cudnnHandle_t h, int mode, int ops, const void *act, const cudnnTensorDescriptor_t *d,
+                     int nd, int64_t key[KEY_INTS], int *nkey)
+{
+    if (act || !h || nd > 6) return false;
+    int n = 0;
+    key[n++] = fn;
+    key[n++] = (int64_t)(uintptr_t)h;
+    key[n++] = mode;
+    key[n++] = ops;
+    key[n++] = nd;
+    bool ok = true;
+    pthread_mutex_lock(&types_mu);
+    for (int j = 0; j < nd && ok; j++) {
+        if (!d[j]) { /* an optional descriptor not given */
+            for (int i = 0; i < CONTENT_INTS; i++) key[n++] = -2;
+            continue;
+        }
+        uintptr_t k = key_of(d[j], 0);
+        ok = false;
+        for (size_t i = slot_of(k), m = 0; m < TYPES && types[i].desc; i = (i + 1) % TYPES, m++)
+            if (types[i].desc == k) {
+                ok = types[i].clen == CONTENT_INTS;
+                for (int c = 0; ok && c < CONTENT_INTS; c++) key[n++] = types[i].content[c];
+                break;
+            }
+    }
+    pthread_mutex_unlock(&types_mu);
+    *nkey = n;
+    return ok;
+}
+
+static bool kept_answer(const int64_t *key, int nkey, size_t *answer)
+{
+    bool found = false;
+    pthread_mutex_lock(&kept_mu);
+    for (unsigned i = 0; i < nkept && !found; i++)
+        if (kept[i].nkey == nkey && memcmp(kept[i].key, key, (size_t)nkey * sizeof *key) == 0) {
+            *answer = kept[i].answer;
+            found = true;
+        }
+    pthread_mutex_unlock(&kept_mu);
+    return found;
+}
+
+static void keep_answer(const int64_t *key, int nkey, size_t answer)
+{
+    pthread_mutex_lock(&kept_mu);
+    unsigned i = nkept < KEPT ? nkept++ : kept_next++ % KEPT; /* full: the oldest goes */
+    kept[i].nkey = nkey;
+    memcpy(kept[i].key, key, (size_t)nkey * sizeof *key);
+    kept[i].answer = answer;
+    pthread_mutex_unlock(&kept_mu);
+}
+
+/* one size query: kept, else asked (fwd_ is the call to the server) and kept on success */
+#define KEPT_SIZE(fn, h, mode, ops, act, descs, size, call)                                        \
+    do {                                                                                       \
+        int64_t key_[KEY_INTS];                                                                \
+        int nkey_ = 0;                                                                         \
+        bool keyed_ = (size) && size_key(fn, h, (int)(mode), (int)(ops), act, descs,           \
+                                         (int)(sizeof descs / sizeof *descs), key_, &nkey_);   \
+        if (keyed_ && !sync_due() && kept_answer(key_, nkey_, size)) {                          \
+            if (apigen_tracing()) apigen_trace("%s(...) = 0 [cached, 0 us]", __func__);         \
+            return CUDNN_STATUS_SUCCESS;                                                       \
+        }                                                                                      \
+        cudnnStatus_t s_ = (call);                                                             \
+        if (keyed_ && s_ == CUDNN_STATUS_SUCCESS) keep_answer(key_, nkey_, *(size));           \
+        return s_;                                                                             \
+    } while (0)
+
+cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t,
+    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnActivationDescriptor_t, size_t *);
+cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t,
+    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *);
+cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnActivationDescriptor_t,
+    const cudnnTensorDescriptor_t, size_t *);
+cudnnStatus_t cudnn_fwd_cudnnDestroy(cudnnHandle_t);
+
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnTensorDescriptor_t x,
+    const cudnnTensorDescriptor_t z, const cudnnTensorDescriptor_t y, const cudnnTensorDescriptor_t bn,
+    const cudnnActivationDescriptor_t act, size_t *size)
+{
+    cudnnTensorDescriptor_t descs[4] = {x, z, y, bn};
+    KEPT_SIZE(1, h, mode, ops, act, descs, size,
+              cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, ops, x, z, y, bn, act,
+                                                                                  size));
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnTensorDescriptor_t x,
+    const cudnnTensorDescriptor_t y, const cudnnTensorDescriptor_t dy, const cudnnTensorDescriptor_t dz,
+    const cudnnTensorDescriptor_t dx, const cudnnTensorDescriptor_t dbn, const cudnnActivationDescriptor_t act,
+    size_t *size)
+{
+    cudnnTensorDescriptor_t descs[6] = {x, y, dy, dz, dx, dbn};
+    KEPT_SIZE(2, h, mode, ops, act, descs, size,
+              cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops, x, y, dy, dz, dx, dbn, act,
+                                                                           size));
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
+    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnActivationDescriptor_t act,
+    const cudnnTensorDescriptor_t x, size_t *size)
+{
+    cudnnTensorDescriptor_t descs[1] = {x};
+    KEPT_SIZE(3, h, mode, ops, act, descs, size,
+              cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, act, x, size));
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
+{
+    cudnnStatus_t s = cudnn_fwd_cudnnDestroy(h);
+    if (s == CUDNN_STATUS_SUCCESS) {
+        pthread_mutex_lock(&kept_mu);
+        nkept = kept_next = 0; /* a new handle may get this one's id */
+        pthread_mutex_unlock(&kept_mu);
     }
     return s;
 }

@@ -10,14 +10,20 @@
  *   PyTorch's TensorDescriptor), the workspace size asked, the forward
  *   training run, the descriptors destroyed (PyTorch's cudnn_batch_norm).
  * y (the convolution) is checked against the CPU exactly (small integers),
- * z (the batch norm) within 1e-4, and z's bytes are printed as a checksum,
+ * z (the batch norm) within 1e-4, and z's bytes are printed as a checksum
+ * (and the workspace size cuDNN answered, which the stub keeps after the
+ * first time),
  * so stdout is the same natively and forwarded only if every queued call
  * ran with the same arguments in the same order.
+ * Then a convolution cuDNN refuses (no workspace) and more convolutions with
+ * no call that must answer synchronously: its error must reach the program
+ * within 16 of them (natively at the call).
  * Then descriptors are created until the fake refuses one (it keeps at most
  * FAKE_CUDNN_MAX_LIVE: a host allocation failure, the one error a queued
  * create can meet) and the next sync cuDNN call is made: natively the
  * create returns CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, forwarded
- * (queued) the next call does; stderr says which (tests/cuda/async_rt.sh). */
+ * (queued) the next call does; stderr says which (tests/cuda/async_rt.sh).
+ * Over NVIDIA's cuDNN (tests/gpu/cudnn.sh) no create fails, and it says so. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -124,6 +130,21 @@ static cudnnStatus_t tensor_nd(cudnnTensorDescriptor_t *t, int n, int c, int hh,
     return s ? s : cudnnSetTensorNdDescriptor(*t, CUDNN_DATA_FLOAT, 4, dims, strides);
 }
 
+/* one convolution as PyTorch runs a cached plan: the first failing status */
+static cudnnStatus_t one_conv(cudnnHandle_t h, cudnnBackendDescriptor_t plan, void *ptrs[3], void *ws)
+{
+    cudnnBackendDescriptor_t pack;
+    int64_t uids[3] = {'x', 'y', 'w'};
+    cudnnStatus_t s;
+    if ((s = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack))) return s;
+    if ((ws && (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws))) ||
+        (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs)) ||
+        (s = cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids)) ||
+        (s = cudnnBackendFinalize(pack)) || (s = cudnnBackendExecute(h, plan, pack)))
+        return s;
+    return cudnnBackendDestroyDescriptor(pack);
+}
+
 int main(void)
 {
     cudnnHandle_t h;
@@ -172,6 +193,21 @@ int main(void)
     CK(cudaMemcpy(gscale, scale, sizeof scale, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(gbias, bias, sizeof bias, cudaMemcpyHostToDevice));
     float one = 1.0f, zero = 0.0f;
+    /* another shape's workspace, before and after the loop (fresh descriptors
+     * each time): a size kept for one shape is never given for another */
+    size_t other_ws[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        cudnnTensorDescriptor_t xd, wd;
+        CK(tensor_nd(&xd, N, K, H, W + 1));
+        CK(tensor_nd(&wd, 1, K, 1, 1));
+        CK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN,
+                                                                     xd, NULL, xd, wd, NULL, &other_ws[k]));
+        CK(cudnnDestroyTensorDescriptor(xd));
+        CK(cudnnDestroyTensorDescriptor(wd));
+        if (k == 0) printf("another shape's workspace size: %zu bytes\n", other_ws[0]);
+    }
+    size_t first_ws = (size_t)-1;
+    int ws_same = 1;
     for (int i = 0; i < LOOPS; i++) {
         /* the convolution: a variant pack per execution */
         CK(cudnnSetStream(h, st));
@@ -194,6 +230,8 @@ int main(void)
         size_t bnws = 1;
         CK(cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN,
                                                                      xd, NULL, yd, wd, NULL, &bnws));
+        if (first_ws == (size_t)-1) first_ws = bnws;
+        ws_same &= bnws == first_ws;
         CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, gy, yd, gz, wd, gscale,
                                                   gbias, 0.1, NULL, NULL, 1e-5, NULL, NULL));
         CK(cudnnDestroyTensorDescriptor(xd));
@@ -227,6 +265,27 @@ int main(void)
            "descriptors created and set, workspace size, forward training, 3 destroyed)\n", LOOPS);
     printf("y matches the CPU: %s; z matches the CPU: %s; z's bytes: %08x\n", ok ? "yes" : "NO", zok ? "yes" : "NO",
            (unsigned)sum);
+    printf("the batch norm's workspace size, the same every time: %s, %zu bytes; the other shape's again: %zu bytes\n",
+           ws_same ? "yes" : "NO", first_ws, other_ws[1]);
+
+    /* a convolution cuDNN refuses (its variant pack has no workspace, which the
+     * plan needs), then more convolutions, none of which must answer
+     * synchronously: forwarded, the error reaches the program within 16 of
+     * them (specs/cudnn/guest.c SYNC_EVERY), natively at the execution */
+    {
+        void *ptrs[3] = {gx, gy, gw};
+        cudnnStatus_t first = wsize > 0 ? one_conv(h, plan, ptrs, NULL) : CUDNN_STATUS_SUCCESS;
+        int at = first != CUDNN_STATUS_SUCCESS ? 0 : -1;
+        for (int i = 1; i <= 32 && at < 0 && wsize > 0; i++) {
+            cudnnStatus_t s = one_conv(h, plan, ptrs, gws);
+            if (s != CUDNN_STATUS_SUCCESS) first = s, at = i;
+        }
+        if (wsize == 0)
+            printf("the plan needs no workspace: no refused convolution to report\n");
+        else
+            printf("a convolution without its workspace: %s, reported within 16 convolutions: %s\n",
+                   cudnnGetErrorString(first), at >= 0 && at <= 16 ? "yes" : "NO");
+    }
 
     /* descriptors until the library runs out of memory for one */
     static cudnnTensorDescriptor_t many[MANY];
@@ -235,6 +294,11 @@ int main(void)
     cudaStream_t got = NULL;
     cudnnStatus_t next = cudnnGetStream(h, &got);
     cudnnStatus_t after = cudnnGetStream(h, &got);
+    if (bad == CUDNN_STATUS_SUCCESS && next == CUDNN_STATUS_SUCCESS) { /* a real library: memory did not run out */
+        printf("every create succeeded (the library did not run out of memory)\n");
+        fprintf(stderr, "reported by: none\n");
+        return ok ? 0 : 1;
+    }
     printf("the refused create's error: %s\n", cudnnGetErrorString(bad != CUDNN_STATUS_SUCCESS ? bad : next));
     printf("reported once (the call after: %s), by the create or the next call: %s\n", cudnnGetErrorString(after),
            (bad != CUDNN_STATUS_SUCCESS) != (next != CUDNN_STATUS_SUCCESS) ? "yes" : "NO");

@@ -46,7 +46,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/cublaslt.configure.log" 2>&1 ||
     { cat "$build/cublaslt.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cublasLt_stub cudart_stub apigen-server-cuda-family \
-      cublasLt_matmul cublasLt_badinput > "$build/cublaslt.build.log" 2>&1 ||
+      cublasLt_matmul cublasLt_badinput cublasLt_step_loop > "$build/cublaslt.build.log" 2>&1 ||
     { tail -n 50 "$build/cublaslt.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
@@ -108,9 +108,12 @@ fails=0
 table=$logs/table.txt
 printf '%-12s | %-8s | %-8s | %-8s | %-8s | %s\n' case native unix tcp shm result > "$table"
 printf '%s\n' "-------------+----------+----------+----------+----------+-----------------" >> "$table"
-for e in matmul; do
-    run "$e" native "$ex/$e"
-    for m in unix tcp shm; do run "$e" $m "$ex/$e"; done
+# step_loop (tests/cublasLt/step_loop.c): PyTorch's gemm_and_bias 40 times,
+# its descriptors created and destroyed queued
+prog() { [ "$1" = step_loop ] && echo "$build/tests/cublasLt/cublasLt_step_loop" || echo "$ex/$1"; }
+for e in matmul step_loop; do
+    run "$e" native "$(prog "$e")"
+    for m in unix tcp shm; do run "$e" $m "$(prog "$e")"; done
     res=identical
     why=
     [ "$(cat "$logs/$e.native.rc")" = 0 ] || { res="NATIVE FAILED"; why="native: $(first_error "$e" native)"; }
@@ -126,7 +129,7 @@ for e in matmul; do
         "$(cat "$logs/$e.native.rc")" "$(cat "$logs/$e.unix.rc")" "$(cat "$logs/$e.tcp.rc")" \
         "$(cat "$logs/$e.shm.rc")" "$res" "$why" >> "$table"
 done
-for e in matmul; do
+for e in matmul step_loop; do
     printf '\n%s (native stdout):\n' "$e" >> "$table"
     sed 's/^/  /' "$logs/$e.native.out" >> "$table"
 done

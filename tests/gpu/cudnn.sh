@@ -20,7 +20,10 @@
 #     created, an execution plan, a variant pack of device pointers and a
 #     workspace, executed; against a CPU reference;
 #   - sublibs: libcudnn_graph/ops/cnn/adv.so.9 dlopen'ed by name and their
-#     functions called, objects mixed across them.
+#     functions called, objects mixed across them;
+#   - step_loop (tests/cudnn/step_loop.c): what a PyTorch training step asks
+#     per convolution and batch norm, 40 times, with its descriptors created,
+#     set, finalized and destroyed queued; against the CPU.
 # Then the bad-input program forwarded (tests/cudnn/badinput.expected: the
 # status class of each case; on NVIDIA's library a case may answer another
 # class than the CI fake does: the table shows the difference), symbol
@@ -66,7 +69,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$build" -j"$(nproc)" --target cudnn_stub cudart_stub apigen-server-cuda-family \
       cudnn_graph_stub cudnn_ops_stub cudnn_cnn_stub cudnn_adv_stub cudnn_engines_precompiled_stub \
       cudnn_engines_runtime_compiled_stub cudnn_heuristic_stub \
-      cudnn_conv cudnn_layers cudnn_backend_conv cudnn_sublibs cudnn_badinput > "$build/cudnn.build.log" 2>&1 ||
+      cudnn_conv cudnn_layers cudnn_backend_conv cudnn_sublibs cudnn_badinput cudnn_step_loop > "$build/cudnn.build.log" 2>&1 ||
     { tail -n 50 "$build/cudnn.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
@@ -121,9 +124,10 @@ fails=0
 table=$logs/table.txt
 printf '%-13s | %-8s | %-8s | %-8s | %-8s | %s\n' case native unix tcp shm result > "$table"
 printf '%s\n' "--------------+----------+----------+----------+----------+-----------------" >> "$table"
-for e in conv layers backend_conv sublibs; do
-    run "$e" native "$ex/$e"
-    for m in unix tcp shm; do run "$e" $m "$ex/$e"; done
+prog() { [ "$1" = step_loop ] && echo "$build/tests/cudnn/cudnn_step_loop" || echo "$ex/$1"; }
+for e in conv layers backend_conv sublibs step_loop; do
+    run "$e" native "$(prog "$e")"
+    for m in unix tcp shm; do run "$e" $m "$(prog "$e")"; done
     res=identical
     why=
     [ "$(cat "$logs/$e.native.rc")" = 0 ] || { res="NATIVE FAILED"; why="native: $(first_error "$e" native)"; }
@@ -139,7 +143,7 @@ for e in conv layers backend_conv sublibs; do
         "$(cat "$logs/$e.native.rc")" "$(cat "$logs/$e.unix.rc")" "$(cat "$logs/$e.tcp.rc")" \
         "$(cat "$logs/$e.shm.rc")" "$res" "$why" >> "$table"
 done
-for e in conv layers backend_conv sublibs; do
+for e in conv layers backend_conv sublibs step_loop; do
     printf '\n%s (native stdout):\n' "$e" >> "$table"
     sed 's/^/  /' "$logs/$e.native.out" >> "$table"
 done
