@@ -901,7 +901,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (need_i) PUT("stub_local", "decl", "uint64_t i_");
     int answers = 0;
     for (size_t k = 0; k < f->nstate; k++) answers |= f->state[k].answer_slot >= 0;
-    if (f->cache || answers) PUT("stub_local", "decl", "bool cached_ = false");
+    /* api.errors.last_error: what each call does to the thread's last error
+     * the guest keeps (runtime/lasterr.c) */
+    int lasterr = m->api.last_error_get || m->api.last_error_peek;
+    if (f->cache || answers || f->last_error) PUT("stub_local", "decl", "bool cached_ = false");
     if (answers) {
         e->o.indent = 4;
         put_tstate_answer(&s);
@@ -967,6 +970,12 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         e->o.indent = 4;
         for (size_t i = 0; i < f->sig.nparams; i++)
             put_route(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+        e->o.indent = 0;
+    }
+    if (f->last_error) {
+        e->o.indent = 4;
+        PUT("stub_lasterr_local", "api", m->api.name, "success",
+            m->api.success ? m->api.success : "0");
         e->o.indent = 0;
     }
     if (on || routes) PUT("stub_begin_on", "api", m->api.name, "API", e->API, "fn", f->name);
@@ -1042,6 +1051,11 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         int had_cond = cond != NULL;
         free(cond);
         PUT("stub_async");
+        if (lasterr)
+            PUT("stub_lasterr_queued", "api", m->api.name, "checked",
+                f->async_check ? "may_queue_" : "false",
+                "why", f->async_check ? "unchanged when async_check vouched for the call"
+                                      : "unknown: it may fail on the server");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
                 PUT("stub_dev_forget", "api", m->api.name, "name", s.names[i], "ok", "1");
@@ -1143,6 +1157,12 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_deferred_in_last_error");
         else if (is_err && m->api.async_errors_next_call && !f->keeps_deferred)
             PUT("stub_deferred", "success", success, "type", rtype);
+        if (f->last_error)
+            PUT("stub_lasterr_answered", "api", m->api.name, "success", success);
+        else if (lasterr && is_err)
+            PUT("stub_lasterr_after", "api", m->api.name, "success", success);
+        else if (lasterr)
+            PUT("stub_lasterr_forget", "api", m->api.name);
         PUT("stub_success_end");
     }
     e->o.indent = 0;
@@ -1153,6 +1173,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (s.used_bad || s.used_badargs || s.used_nomem || s.used_baddev || has_sync)
         PUT("stub_label_rejected");
     PUT("stub_label_fail");
+    if (lasterr) PUT("stub_lasterr_fail", "api", m->api.name);
     if (is_err) PUT("stub_fail_ret", "type", rtype, "api", m->api.name);
     else if (f->on_failure) PUT("stub_fail_value", "type", rtype, "value", f->on_failure->text);
     if (f->error_out) {
@@ -1178,7 +1199,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (is_void) sb_puts(&rfmt, "void");
     else trace_arg(&rfmt, &args, f->sig.ret, NULL, "ret_", 0);
     char *fs = sb_take(&fmt), *as = sb_take(&args), *rs = sb_take(&rfmt);
-    PUT(f->cache || answers ? "stub_done_cached" : "stub_done", "fn", f->name, "fmt", fs, "rfmt",
+    PUT(f->cache || answers || f->last_error ? "stub_done_cached" : "stub_done", "fn", f->name, "fmt", fs, "rfmt",
         rs, "args", as);
     free(fs);
     free(as);

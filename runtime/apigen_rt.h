@@ -632,6 +632,20 @@ void apigen_hstate_add(const int64_t *table, size_t n, uint64_t id);
 void apigen_hstate_set(const int64_t *table, size_t n, uint64_t id, unsigned slot, int64_t v);
 bool apigen_hstate_get(const int64_t *table, uint64_t id, unsigned slot, int64_t *v);
 void apigen_hstate_forget(const int64_t *table, uint64_t id);
+/* The thread's last error kept in the guest (spec `api.errors.last_error`,
+ * runtime/lasterr.c): generated stubs of such an API tell it what each call
+ * did, and its get/peek functions answer success without a round trip while
+ * the guest knows that the server's answer is success (never an error).
+ * clean: known to be success (false with APIGEN_CACHE=0). answered: a
+ * get/peek round trip answered (success or not). forget: unknown until the
+ * next get/peek round trip (a call returned an error, was rejected, or a
+ * reply carried a deferred async error). queued: an async call was queued;
+ * checked: its `async_check` vouched that it cannot fail synchronously
+ * (else unknown). */
+bool apigen_lasterr_clean(const apigen_api *api);
+void apigen_lasterr_answered(const apigen_api *api, bool success);
+void apigen_lasterr_forget(const apigen_api *api);
+void apigen_lasterr_queued(const apigen_api *api, bool checked);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.

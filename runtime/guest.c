@@ -1502,6 +1502,8 @@ static apigen_status call_sync(apigen_call *c)
     c->status = (apigen_status)rp.status;
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
+    if (rp.has_deferred) /* an async call failed: the last error is no longer known */
+        apigen_lasterr_forget(c->api);
     for (unsigned i = 0; i < t->npend; i++)
         if (t->pend[i].api == c->api) { /* the first error of the queued calls wins */
             c->has_deferred = true;

@@ -97,6 +97,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -112,6 +114,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -174,6 +177,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -186,6 +191,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -256,6 +262,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -268,6 +276,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -353,6 +362,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -368,6 +379,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -400,6 +412,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -415,6 +428,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -427,6 +442,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -482,6 +498,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hG
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -497,6 +515,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -534,6 +553,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGra
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -546,6 +567,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -591,6 +613,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hG
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -603,6 +627,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -664,6 +689,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -679,6 +706,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -732,6 +760,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -747,6 +777,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -778,6 +809,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostFnDone(uint64_t id)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -790,6 +823,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -829,6 +863,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, ui
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -844,6 +880,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -879,6 +916,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, ap
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -891,6 +930,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -961,6 +1001,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -976,6 +1018,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1019,6 +1062,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1031,6 +1076,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1039,6 +1085,7 @@ done:
     return ret_;
 }
 
+bool cudart_launch_queued(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream, const void *params, size_t paramsSize, const cudaLaunchAttribute *attrs, uint32_t numAttrs, uint32_t flags); /* hand-written, in the spec's sources */
 /* apigenCudartLaunch: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream, const void *params, size_t paramsSize, const cudaLaunchAttribute *attrs, uint32_t numAttrs, uint32_t flags)
@@ -1049,6 +1096,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
     cudaError_t ret_ = {0};
     uint64_t n_params = 0;
     uint64_t n_attrs = 0;
+    bool may_queue_ = cudart_launch_queued(func, kernel, grid, block, sharedMem, stream, params, paramsSize, attrs, numAttrs, flags);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)kernel); /* kernel */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -1073,12 +1121,13 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((flags & APIGEN_CUDART_SYNC) == 0) && ((uint64_t)(uintptr_t)kernel == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)kernel))
+    if (may_queue_ && ((flags & APIGEN_CUDART_SYNC) == 0) && ((uint64_t)(uintptr_t)kernel == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)kernel))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, may_queue_); /* api.errors.last_error: unchanged when async_check vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -1094,6 +1143,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1109,6 +1160,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1191,6 +1243,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, co
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1206,6 +1260,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1243,6 +1298,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsRegister(apigenCudartLogCb fn, void *u
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1258,6 +1315,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1302,6 +1360,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsTake(uint64_t msg, char *buf, size_t c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1317,6 +1377,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1348,6 +1409,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsUnregister(uint64_t reg)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1360,6 +1423,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1432,6 +1496,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1447,6 +1513,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1499,6 +1566,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1514,6 +1583,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1554,6 +1624,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms 
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -1569,6 +1640,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1584,6 +1657,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1607,6 +1681,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartNoteError(cudaError_t error)
     apigen_call_end(&call_);
     if (st_ != APIGEN_OK)
         goto fail;
+    apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
     ret_ = cudaSuccess;
     goto done;
 nomem:
@@ -1615,6 +1690,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1665,6 +1741,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1680,6 +1758,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1732,6 +1811,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1747,6 +1828,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1785,6 +1867,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterAsyncNotification(int device, apig
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1800,6 +1884,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1868,6 +1953,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterModule(const void *image, size_t i
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1883,6 +1970,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1969,6 +2057,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1984,6 +2074,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2016,6 +2107,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterAsyncNotification(int device, ui
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2028,6 +2121,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2061,6 +2155,8 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterModule(apigenCudartModule module
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2073,6 +2169,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2122,6 +2219,8 @@ APIGEN_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, s
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2137,6 +2236,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2175,6 +2275,8 @@ APIGEN_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryR
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2190,6 +2292,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2236,6 +2339,8 @@ APIGEN_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2248,6 +2353,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2285,6 +2391,8 @@ APIGEN_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparsePro
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2300,6 +2408,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2341,6 +2450,8 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2356,6 +2467,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2381,6 +2493,7 @@ APIGEN_EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, i
     if (st_ != APIGEN_OK)
         goto rejected;
     if (!apigen_get_raw(&call_.rd, &ret_, sizeof(ret_))) goto bad;
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2393,6 +2506,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
 done:
     if (apigen_tracing())
         apigen_trace("cudaCreateChannelDesc(x=%lld, y=%lld, z=%lld, w=%lld, f=%llu) = {...} [%s, %llu us]", (long long)x, (long long)y, (long long)z, (long long)w, (unsigned long long)f, apigen_status_str(st_),
@@ -2431,6 +2545,8 @@ APIGEN_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObje
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2446,6 +2562,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2495,6 +2612,8 @@ APIGEN_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObjec
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2510,6 +2629,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2538,6 +2658,8 @@ APIGEN_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2547,6 +2669,7 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2578,6 +2701,8 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2590,6 +2715,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2621,6 +2747,8 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t e
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2633,6 +2761,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2662,6 +2791,8 @@ APIGEN_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObjec
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2674,6 +2805,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2703,6 +2835,8 @@ APIGEN_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2715,6 +2849,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2765,6 +2900,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceCanAccessPeer(int *canAccessPeer,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2780,6 +2917,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2817,6 +2955,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceDisablePeerAccess(int peerDevice)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2829,6 +2969,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2867,6 +3008,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceEnablePeerAccess(int peerDevice, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2879,6 +3022,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2909,6 +3053,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2921,6 +3067,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -2967,6 +3114,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2982,6 +3131,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3019,6 +3169,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3034,6 +3186,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3068,6 +3221,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheCon
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3083,6 +3238,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3133,6 +3289,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, in
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3145,6 +3303,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3188,6 +3347,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3200,6 +3361,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3248,6 +3410,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3263,6 +3427,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3298,6 +3463,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3313,6 +3480,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3363,6 +3531,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int devic
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3375,6 +3545,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3441,6 +3612,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3456,6 +3629,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3506,6 +3680,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3521,6 +3697,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3564,6 +3741,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int dev
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3579,6 +3758,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3613,6 +3793,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3628,6 +3810,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3668,6 +3851,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, i
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3683,6 +3868,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3730,6 +3916,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3745,6 +3933,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3781,6 +3970,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3793,6 +3984,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3825,6 +4017,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3834,6 +4028,7 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3863,6 +4058,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3875,6 +4072,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3917,6 +4115,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3929,6 +4129,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -3959,6 +4160,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3971,6 +4174,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4009,6 +4213,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4021,6 +4227,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4050,6 +4257,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4062,6 +4271,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4091,6 +4301,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceSynchronize(void)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4100,6 +4312,7 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4137,6 +4350,8 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4152,6 +4367,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4290,6 +4506,8 @@ APIGEN_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4302,6 +4520,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4356,6 +4575,8 @@ APIGEN_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4368,6 +4589,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4399,6 +4621,8 @@ APIGEN_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4411,6 +4635,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4450,6 +4675,8 @@ APIGEN_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cud
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4465,6 +4692,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4497,6 +4725,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventQuery(cudaEvent_t event)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4509,6 +4739,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4538,6 +4769,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -4553,6 +4785,8 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4565,6 +4799,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4595,6 +4830,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -4610,6 +4846,8 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4622,6 +4860,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4652,6 +4891,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -4667,6 +4907,8 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4679,6 +4921,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4708,6 +4951,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -4723,6 +4967,8 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4735,6 +4981,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4767,6 +5014,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventSynchronize(cudaEvent_t event)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4779,6 +5028,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4829,6 +5079,8 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4844,6 +5096,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4894,6 +5147,8 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappe
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4909,6 +5164,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4943,6 +5199,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4955,6 +5213,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -4986,6 +5245,8 @@ APIGEN_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4998,6 +5259,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5034,6 +5296,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5046,6 +5310,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5082,6 +5347,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5094,6 +5361,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5125,6 +5393,8 @@ APIGEN_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedA
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5137,6 +5407,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5172,6 +5443,8 @@ APIGEN_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5187,6 +5460,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5229,6 +5503,8 @@ APIGEN_EXPORT cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramInd
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5244,6 +5520,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5252,7 +5529,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+/* The forwarder of cudaFuncSetAttribute: the spec's hand-written guest code exports cudaFuncSetAttribute and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5275,6 +5553,8 @@ APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAt
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5287,6 +5567,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5317,6 +5598,8 @@ APIGEN_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFunc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5329,6 +5612,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5359,6 +5643,8 @@ APIGEN_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cuda
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5371,6 +5657,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5497,6 +5784,8 @@ APIGEN_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5512,6 +5801,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5563,6 +5853,8 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5578,6 +5870,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5616,6 +5909,8 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5631,6 +5926,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5703,6 +5999,8 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5718,6 +6016,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5763,6 +6062,8 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5778,6 +6079,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5831,6 +6133,8 @@ APIGEN_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5843,6 +6147,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5886,6 +6191,8 @@ APIGEN_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *ent
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5898,6 +6205,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -5912,6 +6220,13 @@ APIGEN_EXPORT cudaError_t cudaGetLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&cudart_api)) { /* api.errors.last_error: known to be success */
+        ret_ = cudaSuccess;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -5923,6 +6238,7 @@ APIGEN_EXPORT cudaError_t cudaGetLastError(void)
         ret_ = (cudaError_t)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&cudart_api, ret_ == cudaSuccess); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5932,10 +6248,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5978,6 +6295,8 @@ APIGEN_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5990,6 +6309,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6025,6 +6345,8 @@ APIGEN_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6040,6 +6362,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6084,6 +6407,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGetSymbolAddress(void **devPtr, const v
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6096,6 +6421,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6131,6 +6457,8 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6146,6 +6474,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6181,6 +6510,8 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6196,6 +6527,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6231,6 +6563,8 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResour
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6246,6 +6580,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6281,6 +6616,8 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6296,6 +6633,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6356,6 +6694,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6368,6 +6708,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6430,6 +6771,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6445,6 +6788,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6503,6 +6847,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cud
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6515,6 +6861,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6575,6 +6922,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNod
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6587,6 +6936,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6647,6 +6997,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6659,6 +7011,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6719,6 +7072,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6731,6 +7086,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6794,6 +7150,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6809,6 +7167,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6873,6 +7232,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6885,6 +7246,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -6949,6 +7311,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGra
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6961,6 +7325,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7025,6 +7390,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraph
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7037,6 +7404,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7100,6 +7468,8 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7115,6 +7485,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7160,6 +7531,8 @@ APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7172,6 +7545,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7217,6 +7591,8 @@ APIGEN_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t o
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7229,6 +7605,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7268,6 +7645,8 @@ APIGEN_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalH
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7283,6 +7662,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7326,6 +7706,8 @@ APIGEN_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flag
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7338,6 +7720,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7371,6 +7754,8 @@ APIGEN_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7383,6 +7768,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7414,6 +7800,8 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7426,6 +7814,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7457,6 +7846,8 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7469,6 +7860,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7514,6 +7906,8 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7526,6 +7920,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7559,6 +7954,8 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7571,6 +7968,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7616,6 +8014,8 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7628,6 +8028,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7661,6 +8062,8 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7673,6 +8076,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7708,6 +8112,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t h
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7720,6 +8126,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7751,6 +8158,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7763,6 +8172,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7798,6 +8208,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t h
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7810,6 +8222,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7845,6 +8258,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7857,6 +8272,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7894,6 +8310,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsig
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7909,6 +8327,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -7947,6 +8366,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGrap
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7962,6 +8383,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8001,6 +8423,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8013,6 +8437,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8052,6 +8477,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphEx
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8064,6 +8491,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8103,6 +8531,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8115,6 +8545,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8153,6 +8584,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGrap
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8168,6 +8601,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8207,6 +8641,8 @@ APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8222,6 +8658,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8292,6 +8729,8 @@ APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8307,6 +8746,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8358,6 +8798,8 @@ APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8373,6 +8815,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8424,6 +8867,8 @@ APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8439,6 +8884,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8485,6 +8931,8 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cuda
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8497,6 +8945,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8543,6 +8992,8 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphE
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8555,6 +9006,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8606,6 +9058,8 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraph
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8621,6 +9075,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8672,6 +9127,8 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *p
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8687,6 +9144,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8720,6 +9178,8 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8732,6 +9192,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8770,6 +9231,8 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8785,6 +9248,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8822,6 +9286,8 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8837,6 +9303,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8867,6 +9334,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -8882,6 +9350,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8894,6 +9364,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8924,6 +9395,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -8939,6 +9411,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8951,6 +9425,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -8988,6 +9463,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, vo
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9000,6 +9477,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9037,6 +9515,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9052,6 +9532,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9088,6 +9569,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, con
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9103,6 +9586,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9140,6 +9624,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, v
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9152,6 +9638,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9189,6 +9676,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9201,6 +9690,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9238,6 +9728,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t n
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9250,6 +9742,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9287,6 +9780,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9302,6 +9797,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9338,6 +9834,8 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, con
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9353,6 +9851,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9400,6 +9899,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaG
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9412,6 +9913,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9469,6 +9971,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cud
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9484,6 +9988,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9541,6 +10046,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9556,6 +10063,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9595,6 +10103,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9610,6 +10120,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9647,6 +10158,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9662,6 +10175,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9696,6 +10210,8 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9708,6 +10224,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9742,6 +10259,8 @@ APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUser
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9754,6 +10273,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9816,6 +10336,8 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9831,6 +10353,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9866,6 +10389,8 @@ APIGEN_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserO
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9878,6 +10403,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9911,6 +10437,8 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9923,6 +10451,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -9956,6 +10485,8 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaSt
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9968,6 +10499,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10047,6 +10579,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResour
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10059,6 +10593,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10116,6 +10651,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmap
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10128,6 +10665,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10179,6 +10717,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, si
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10194,6 +10734,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10226,6 +10767,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10238,6 +10781,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10285,6 +10829,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *arr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10297,6 +10843,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10342,6 +10889,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsReso
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10354,6 +10903,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10385,6 +10935,8 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10397,6 +10949,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10464,6 +11017,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaHostGetDevicePointer(void **pDevice, vo
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10476,6 +11031,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10535,6 +11091,8 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10547,6 +11105,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10578,6 +11137,8 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10590,6 +11151,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10627,6 +11189,8 @@ APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10642,6 +11206,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10679,6 +11244,8 @@ APIGEN_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10694,6 +11261,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10737,6 +11305,8 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEven
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10749,6 +11319,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10793,6 +11364,8 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10805,6 +11378,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10839,6 +11413,8 @@ APIGEN_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, e
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10851,6 +11427,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10897,6 +11474,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, uns
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10909,6 +11488,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -10961,6 +11541,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaL
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10976,6 +11558,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11022,6 +11605,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrar
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11034,6 +11619,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11071,6 +11657,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLib
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11086,6 +11674,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11139,6 +11728,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryGetManaged(void **dptr, size_t *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11154,6 +11745,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11240,6 +11832,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11255,6 +11849,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11286,6 +11881,8 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11298,6 +11895,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11333,6 +11931,8 @@ APIGEN_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigne
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11348,6 +11948,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11384,6 +11985,8 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const ch
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11399,6 +12002,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11446,6 +12050,8 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11461,6 +12067,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11507,6 +12114,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11519,6 +12128,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11555,6 +12165,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc3D(struct cudaPitchedPtr *pitched
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11570,6 +12182,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11619,6 +12232,8 @@ APIGEN_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cud
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11634,6 +12249,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11684,6 +12300,8 @@ APIGEN_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaC
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11699,6 +12317,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11748,6 +12367,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11760,6 +12381,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11809,6 +12431,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11821,6 +12445,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11872,6 +12497,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11884,6 +12511,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11935,6 +12563,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11947,6 +12577,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -11994,6 +12625,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocManaged(void **devPtr, size_t siz
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12006,6 +12639,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12056,6 +12690,8 @@ APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmapp
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12071,6 +12707,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12122,6 +12759,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocPitch(void **devPtr, size_t *pitc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12137,6 +12776,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12171,6 +12811,8 @@ APIGEN_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12183,6 +12825,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12243,6 +12886,8 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12258,6 +12903,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12318,6 +12964,8 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12333,6 +12981,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12382,6 +13031,8 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12397,6 +13048,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12446,6 +13098,8 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12461,6 +13115,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12510,6 +13165,8 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12525,6 +13182,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12565,6 +13223,8 @@ APIGEN_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12580,6 +13240,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12629,6 +13290,8 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12644,6 +13307,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12691,6 +13355,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12706,6 +13372,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12737,6 +13404,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12749,6 +13418,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12786,6 +13456,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportDa
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12801,6 +13473,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12856,6 +13529,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12871,6 +13546,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12909,6 +13585,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12921,6 +13599,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -12984,6 +13663,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12999,6 +13680,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13036,6 +13718,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13051,6 +13735,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13088,6 +13773,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13100,6 +13787,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13132,6 +13820,8 @@ APIGEN_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minByt
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13144,6 +13834,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13180,6 +13871,8 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13192,6 +13885,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13228,6 +13922,8 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13240,6 +13936,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13300,6 +13997,8 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13315,6 +14014,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13375,6 +14075,8 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13390,6 +14092,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13430,6 +14133,8 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13442,6 +14147,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13480,6 +14186,8 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13495,6 +14203,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13559,6 +14268,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13571,6 +14282,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13635,6 +14347,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13647,6 +14361,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13687,6 +14402,8 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffs
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13699,6 +14416,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13739,6 +14457,8 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13751,6 +14471,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13817,6 +14538,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13829,6 +14552,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13895,6 +14619,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13907,6 +14633,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -13961,6 +14688,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13973,6 +14702,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14029,6 +14759,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14041,6 +14773,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14097,6 +14830,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14109,6 +14844,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14163,6 +14899,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14175,6 +14913,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14226,6 +14965,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14238,6 +14979,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14291,6 +15033,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14303,6 +15047,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14356,6 +15101,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14368,6 +15115,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14419,6 +15167,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14431,6 +15181,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14495,6 +15246,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14507,6 +15260,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14546,6 +15300,8 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffset
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14558,6 +15314,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14597,6 +15354,8 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wO
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14609,6 +15368,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14666,6 +15426,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -14687,6 +15448,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14699,6 +15462,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14756,6 +15520,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -14777,6 +15542,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14789,6 +15556,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14841,6 +15609,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray(void *dst, cudaArray_co
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14853,6 +15623,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14907,6 +15678,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync(void *dst, cudaArr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14919,6 +15692,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -14973,6 +15747,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync_ptsz(void *dst, cu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14985,6 +15761,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15037,6 +15814,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray_ptds(void *dst, cudaArr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15049,6 +15828,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15099,6 +15879,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol(void *dst, const void 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15111,6 +15893,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15163,6 +15946,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync(void *dst, const 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15175,6 +15960,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15227,6 +16013,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(void *dst, c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15239,6 +16027,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15289,6 +16078,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol_ptds(void *dst, const 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15301,6 +16092,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15350,6 +16142,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeer(void *dst, int dstDevice, co
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15362,6 +16156,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15413,6 +16208,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeerAsync(void *dst, int dstDevic
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15425,6 +16222,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15474,6 +16272,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15486,6 +16286,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15537,6 +16338,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15549,6 +16352,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15600,6 +16404,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15612,6 +16418,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15661,6 +16468,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15673,6 +16482,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15716,6 +16526,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, may_queue_); /* api.errors.last_error: unchanged when async_check vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -15731,6 +16542,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15743,6 +16556,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15791,6 +16605,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15803,6 +16619,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15851,6 +16668,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15863,6 +16682,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15906,6 +16726,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, may_queue_); /* api.errors.last_error: unchanged when async_check vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -15921,6 +16742,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15933,6 +16756,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -15997,6 +16821,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16009,6 +16835,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16043,6 +16870,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16055,6 +16884,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16091,6 +16921,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D(void *devPtr, size_t pitch, in
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16103,6 +16935,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16137,6 +16970,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync(void *devPtr, size_t pitc
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16152,6 +16986,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync(void *devPtr, size_t pitc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16164,6 +17000,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16198,6 +17035,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync_ptsz(void *devPtr, size_t
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16213,6 +17051,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync_ptsz(void *devPtr, size_t
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16225,6 +17065,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16261,6 +17102,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D_ptds(void *devPtr, size_t pitc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16273,6 +17116,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16304,6 +17148,8 @@ APIGEN_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16316,6 +17162,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16345,6 +17192,7 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr,
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16360,6 +17208,8 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16372,6 +17222,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16401,6 +17252,7 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDe
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16416,6 +17268,8 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDe
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16428,6 +17282,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16459,6 +17314,8 @@ APIGEN_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16471,6 +17328,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16503,6 +17361,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16518,6 +17377,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16530,6 +17391,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16562,6 +17424,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -16577,6 +17440,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16589,6 +17454,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16623,6 +17489,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset_ptds(void *devPtr, int value, si
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16635,6 +17503,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16673,6 +17542,8 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArr
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16688,6 +17559,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16725,6 +17597,8 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArray
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16740,6 +17614,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16777,6 +17652,8 @@ APIGEN_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dyna
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16792,6 +17669,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16829,6 +17707,8 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16844,6 +17724,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16882,6 +17763,8 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16897,6 +17780,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -16911,6 +17795,13 @@ APIGEN_EXPORT cudaError_t cudaPeekAtLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&cudart_api)) { /* api.errors.last_error: known to be success */
+        ret_ = cudaSuccess;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaPeekAtLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -16922,6 +17813,7 @@ APIGEN_EXPORT cudaError_t cudaPeekAtLastError(void)
         ret_ = (cudaError_t)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&cudart_api, ret_ == cudaSuccess); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16931,10 +17823,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -16967,6 +17860,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16982,6 +17877,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17010,6 +17906,8 @@ APIGEN_EXPORT cudaError_t cudaProfilerStart(void)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17019,6 +17917,7 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17047,6 +17946,8 @@ APIGEN_EXPORT cudaError_t cudaProfilerStop(void)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17056,6 +17957,7 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17093,6 +17995,8 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17108,6 +18012,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17152,6 +18057,8 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17164,6 +18071,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17198,6 +18106,8 @@ APIGEN_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17210,6 +18120,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17249,6 +18160,8 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17264,6 +18177,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17314,6 +18228,8 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSe
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17329,6 +18245,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17379,6 +18296,8 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExter
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17394,6 +18313,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17429,6 +18349,8 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *de
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17441,6 +18363,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17476,6 +18399,8 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, voi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17488,6 +18413,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17521,6 +18447,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture(cudaStream_t stream,
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17533,6 +18461,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17585,6 +18514,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph(cudaStream_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17600,6 +18531,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17652,6 +18584,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph_ptsz(cudaStre
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17667,6 +18601,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17700,6 +18635,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture_ptsz(cudaStream_t st
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17712,6 +18649,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17745,6 +18683,8 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17757,6 +18697,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17790,6 +18731,8 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaSt
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17802,6 +18745,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17844,6 +18788,8 @@ APIGEN_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17856,6 +18802,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17899,6 +18846,8 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsig
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17911,6 +18860,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17955,6 +18905,8 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, un
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17967,6 +18919,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -17998,6 +18951,8 @@ APIGEN_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18010,6 +18965,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18018,7 +18974,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+/* The forwarder of cudaStreamEndCapture: the spec's hand-written guest code exports cudaStreamEndCapture and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18055,6 +19012,8 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18067,6 +19026,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18075,7 +19035,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+/* The forwarder of cudaStreamEndCapture_ptsz: the spec's hand-written guest code exports cudaStreamEndCapture_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18112,6 +19073,8 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGra
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18124,6 +19087,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18162,6 +19126,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18177,6 +19143,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18215,6 +19182,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cuda
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18230,6 +19199,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18269,6 +19239,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18284,6 +19256,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18323,6 +19296,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18338,6 +19313,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18375,6 +19351,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18390,6 +19368,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18427,6 +19406,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18442,6 +19423,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18479,6 +19461,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lo
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18494,6 +19478,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18531,6 +19516,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned lo
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18546,6 +19533,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18583,6 +19571,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prior
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18598,6 +19588,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18635,6 +19626,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18650,6 +19643,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18687,6 +19681,8 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaSt
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18702,6 +19698,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18739,6 +19736,8 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum c
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18754,6 +19753,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18786,6 +19786,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery(cudaStream_t stream)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18798,6 +19800,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18830,6 +19833,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery_ptsz(cudaStream_t stream)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18842,6 +19847,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18879,6 +19885,8 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18894,6 +19902,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18931,6 +19940,8 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18946,6 +19957,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -18978,6 +19990,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize(cudaStream_t stream)
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18990,6 +20004,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19022,6 +20037,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize_ptsz(cudaStream_t str
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19034,6 +20051,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19085,6 +20103,8 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19100,6 +20120,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19151,6 +20172,8 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19166,6 +20189,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19196,6 +20220,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -19211,6 +20236,8 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19223,6 +20250,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19253,6 +20281,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -19268,6 +20297,8 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19280,6 +20311,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19314,6 +20346,8 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19329,6 +20363,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19374,6 +20409,8 @@ APIGEN_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, voi
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19386,6 +20423,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19418,6 +20456,8 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigne
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19430,6 +20470,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19462,6 +20503,8 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19474,6 +20517,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19546,6 +20590,8 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSema
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19561,6 +20607,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -19611,6 +20658,8 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19626,6 +20675,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())

@@ -50,6 +50,8 @@ APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer 
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -62,6 +64,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -113,6 +116,8 @@ APIGEN_EXPORT exaStatus exaCreateContext(int device, const char *name, exaContex
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -125,6 +130,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -174,6 +180,8 @@ APIGEN_EXPORT exaStatus exaCreateContextWithProperties(const int64_t *properties
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -189,6 +197,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -229,6 +238,8 @@ APIGEN_EXPORT exaStatus exaDestroyContext(exaContext ctx)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -241,6 +252,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -275,6 +287,7 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&exa_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = EXA_SUCCESS;
         goto done;
     }
@@ -290,6 +303,8 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -302,6 +317,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -333,6 +349,8 @@ APIGEN_EXPORT exaStatus exaFinish(exaContext ctx)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -345,6 +363,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -378,6 +397,8 @@ APIGEN_EXPORT exaStatus exaFree(void *dev_ptr)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -390,6 +411,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -427,6 +449,8 @@ APIGEN_EXPORT exaStatus exaGetBufferSize(exaBuffer buffer, size_t *bytes)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -442,6 +466,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -486,6 +511,8 @@ APIGEN_EXPORT exaStatus exaGetContextName(exaContext ctx, char *name, size_t cap
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -501,6 +528,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -550,6 +578,8 @@ APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -565,6 +595,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -603,6 +634,8 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -618,6 +651,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -701,6 +735,8 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -716,6 +752,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -730,6 +767,13 @@ APIGEN_EXPORT exaStatus exaGetLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&exa_api)) { /* api.errors.last_error: known to be success */
+        ret_ = EXA_SUCCESS;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -741,6 +785,7 @@ APIGEN_EXPORT exaStatus exaGetLastError(void)
         ret_ = (exaStatus)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&exa_api, ret_ == EXA_SUCCESS); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -750,10 +795,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -793,6 +839,8 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -808,6 +856,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -839,6 +888,7 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&exa_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = EXA_SUCCESS;
         goto done;
     }
@@ -854,6 +904,8 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -866,6 +918,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -901,6 +954,7 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&exa_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = EXA_SUCCESS;
         goto done;
     }
@@ -916,6 +970,8 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -928,6 +984,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -973,6 +1030,8 @@ APIGEN_EXPORT exaStatus exaMalloc(void **dev_ptr, size_t bytes)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -985,6 +1044,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1048,6 +1108,8 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1060,6 +1122,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1074,6 +1137,13 @@ APIGEN_EXPORT exaStatus exaPeekAtLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&exa_api)) { /* api.errors.last_error: known to be success */
+        ret_ = EXA_SUCCESS;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaPeekAtLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -1085,6 +1155,7 @@ APIGEN_EXPORT exaStatus exaPeekAtLastError(void)
         ret_ = (exaStatus)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&exa_api, ret_ == EXA_SUCCESS); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1094,10 +1165,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1134,6 +1206,8 @@ APIGEN_EXPORT exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t by
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1146,6 +1220,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1186,6 +1261,8 @@ APIGEN_EXPORT exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, 
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1201,6 +1278,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1232,6 +1310,8 @@ APIGEN_EXPORT exaStatus exaReleaseBuffer(exaBuffer buffer)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1244,6 +1324,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1280,6 +1361,8 @@ APIGEN_EXPORT exaStatus exaSetCurrentDevice(int device)
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1292,6 +1375,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1324,6 +1408,8 @@ APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1336,6 +1422,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1382,6 +1469,8 @@ APIGEN_EXPORT exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1394,6 +1483,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1432,6 +1522,8 @@ APIGEN_EXPORT exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t b
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != EXA_SUCCESS)
+        apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1444,6 +1536,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())

@@ -71,6 +71,9 @@ FWD_DECL(cudaMemcpy, MEMCPY_ARGS)
 FWD_DECL(cudaMemcpy_ptds, MEMCPY_ARGS)
 FWD_DECL(cudaMemcpyAsync, MEMCPYA_ARGS)
 FWD_DECL(cudaMemcpyAsync_ptsz, MEMCPYA_ARGS)
+FWD_DECL(cudaFuncSetAttribute, const void *func, enum cudaFuncAttribute attr, int value)
+FWD_DECL(cudaStreamEndCapture, cudaStream_t stream, cudaGraph_t *pGraph)
+FWD_DECL(cudaStreamEndCapture_ptsz, cudaStream_t stream, cudaGraph_t *pGraph)
 FWD_DECL(cudaStreamBeginCapture, cudaStream_t stream, enum cudaStreamCaptureMode mode)
 FWD_DECL(cudaStreamBeginCapture_ptsz, cudaStream_t stream, enum cudaStreamCaptureMode mode)
 #ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph /* 12.3 */
@@ -597,6 +600,30 @@ const void *cudart_map_host(const void *p)
     return map_host_on(p, srv >= 0 ? srv : apigen_current_server(&cudart_api));
 }
 
+/* launch_check.c: the program address of a proxy of the current server
+ * (NULL: not a function the program registered) */
+const void *cudart_proxy_host(const void *proxy)
+{
+    uint64_t v = 0;
+    if (!proxy) return NULL;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&proxy_to_host_, SRV_KEY(proxy, apigen_current_server(&cudart_api)), &v);
+    pthread_mutex_unlock(&lock_);
+    return ok ? (const void *)(uintptr_t)v : NULL;
+}
+
+/* A function's limits change (the maximum dynamic shared memory, a cluster
+ * shape): launch_check.c asks them again. */
+void cudart_launch_forget(const void *proxy);
+#define FUNC_SET_ATTRIBUTE(name)                                                                   \
+    APIGEN_EXPORT cudaError_t name(const void *func, enum cudaFuncAttribute attr, int value)       \
+    {                                                                                              \
+        cudaError_t e = cudart_fwd_##name(func, attr, value);                                      \
+        if (e == cudaSuccess) cudart_launch_forget(cudart_map_host(func));                         \
+        return e;                                                                                  \
+    }
+FUNC_SET_ATTRIBUTE(cudaFuncSetAttribute)
+
 APIGEN_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
     uint64_t v = 0;
@@ -823,7 +850,7 @@ LAUNCH_KERNEL(cudaLaunchCooperativeKernel_ptsz, APIGEN_CUDART_COOPERATIVE | APIG
     APIGEN_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,             \
                                    void **args)                                                    \
     {                                                                                              \
-        if (!config) return cudaErrorInvalidValue;                                                 \
+        if (!config) return local_error(cudaErrorInvalidValue);                                    \
         return launch(cudart_map_host(func), NULL, config->gridDim, config->blockDim, args,        \
                       config->dynamicSmemBytes, config->stream, config->attrs, config->numAttrs,   \
                       flags);                                                                      \
@@ -841,11 +868,41 @@ cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptu
  * of the graph, pageable copies below) asks stream_captures. */
 static atomic_bool captured_ever_;
 
+/* Captures this process began that may not have ended: launches are not
+ * queued meanwhile (launch_check.c), as a capture refuses some of its own.
+ * A capture ends at a successful or invalidated end; a miscount upward only
+ * sends launches synchronously. */
+static atomic_int captures_open_;
+
+bool cudart_capture_maybe_active(void)
+{
+    return atomic_load(&captures_open_) > 0;
+}
+
+static cudaError_t capture_begun(cudaError_t e)
+{
+    if (e == cudaSuccess) atomic_fetch_add(&captures_open_, 1);
+    return e;
+}
+
+#define END_CAPTURE(name)                                                                          \
+    APIGEN_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t *pGraph)                       \
+    {                                                                                              \
+        cudaError_t e = cudart_fwd_##name(stream, pGraph);                                         \
+        if (e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated) {                          \
+            int n = atomic_load(&captures_open_);                                                  \
+            while (n > 0 && !atomic_compare_exchange_weak(&captures_open_, &n, n - 1)) {}          \
+        }                                                                                          \
+        return e;                                                                                  \
+    }
+END_CAPTURE(cudaStreamEndCapture)
+END_CAPTURE(cudaStreamEndCapture_ptsz)
+
 #define BEGIN_CAPTURE(name)                                                                        \
     APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode)          \
     {                                                                                              \
         atomic_store(&captured_ever_, true); /* before: a copy racing with it must ask */         \
-        return cudart_fwd_##name(stream, mode);                                                    \
+        return capture_begun(cudart_fwd_##name(stream, mode));                                     \
     }
 BEGIN_CAPTURE(cudaStreamBeginCapture)
 BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
@@ -854,8 +911,8 @@ BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
     APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
     {                                                                                              \
         atomic_store(&captured_ever_, true);                                                       \
-        return cudart_fwd_##name(stream, graph, dependencies, dependencyData, numDependencies,     \
-                                 mode);                                                            \
+        return capture_begun(cudart_fwd_##name(stream, graph, dependencies, dependencyData,        \
+                                               numDependencies, mode));                            \
     }
 BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph)
 BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz)

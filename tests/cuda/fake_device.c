@@ -190,7 +190,9 @@ FAKE cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int fl
 {
     (void)flags;
     if (!stream) return fail(cudaErrorInvalidValue);
-    return (*stream = block(64)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+    if (!(*stream = block(64))) return fail(cudaErrorMemoryAllocation);
+    *(int *)(void *)*stream = current_; /* its device (fake_launch_limits.c: cudaStreamGetDevice) */
+    return cudaSuccess;
 }
 FAKE cudaError_t cudaStreamCreate(cudaStream_t *stream)
 {

@@ -145,6 +145,7 @@ FAKE cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *a, const void 
     if (!kernel_of(f)) return cudaErrorInvalidDeviceFunction;
     memset(a, 0, sizeof *a);
     a->maxThreadsPerBlock = 1024;
+    a->maxDynamicSharedSizeBytes = 48 * 1024; /* a GPU's default */
     return cudaSuccess;
 }
 /* no driver under this device: the server launches through the runtime */

@@ -45,6 +45,8 @@ APIGEN_EXPORT goldStatus goldAlloc(uint32_t n, void **ptrs)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -57,6 +59,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -140,6 +143,8 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -152,6 +157,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -179,6 +185,7 @@ APIGEN_EXPORT uint32_t goldCount(goldDev dev)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (uint32_t)v_;
     }
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -191,6 +198,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (uint32_t)(0xffffffff); /* on_failure: the call was not made or was refused */
 done:
     if (apigen_tracing())
@@ -237,6 +245,8 @@ APIGEN_EXPORT goldStatus goldCreate(goldDev dev, const char *name, goldObj *obj)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -249,6 +259,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -273,6 +284,7 @@ APIGEN_EXPORT goldStatus goldCreateQueued(goldObj *obj)
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         if (obj != NULL)
             *obj = (goldObj)(uintptr_t)g_obj; /* obj: the server binds it when the call runs */
         ret_ = GOLD_OK;
@@ -292,6 +304,8 @@ APIGEN_EXPORT goldStatus goldCreateQueued(goldObj *obj)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -304,6 +318,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -338,6 +353,7 @@ APIGEN_EXPORT goldObj goldCreateRet(goldDev dev, size_t size, goldStatus *err)
         ret_ = (goldObj)(uintptr_t)v_;
     }
     if (err != NULL && !apigen_get_into(&call_.rd, err, n_err, NULL)) goto bad; /* err */
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -353,6 +369,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     if (err != NULL)
         *err = (goldStatus)gold_api.status_error[st_];
 done:
@@ -385,6 +402,8 @@ APIGEN_EXPORT goldStatus goldDestroy(goldObj obj)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -397,6 +416,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -446,6 +466,8 @@ APIGEN_EXPORT goldStatus goldDevices(uint32_t num, goldDev *devs, uint32_t *num_
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -461,6 +483,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -503,6 +526,7 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = GOLD_OK;
         goto done;
     }
@@ -518,6 +542,8 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -530,6 +556,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -560,6 +587,7 @@ APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *d
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         if (done != NULL)
             *done = (goldObj)(uintptr_t)g_done; /* done: the server binds it when the call runs */
         ret_ = GOLD_OK;
@@ -579,6 +607,8 @@ APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *d
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -591,6 +621,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -616,11 +647,13 @@ APIGEN_EXPORT void goldFlush(goldQueue q)
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         goto done;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 nomem:
@@ -629,6 +662,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
 done:
     if (apigen_tracing())
         apigen_trace("goldFlush(q=%#llx) = void [%s, %llu us]", (unsigned long long)(uintptr_t)q, apigen_status_str(st_),
@@ -641,6 +675,13 @@ APIGEN_EXPORT goldStatus goldGetLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&gold_api)) { /* api.errors.last_error: known to be success */
+        ret_ = GOLD_OK;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldGetLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -652,6 +693,7 @@ APIGEN_EXPORT goldStatus goldGetLastError(void)
         ret_ = (goldStatus)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&gold_api, ret_ == GOLD_OK); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -661,10 +703,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("goldGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("goldGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -699,6 +742,8 @@ APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -714,6 +759,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -759,6 +805,8 @@ APIGEN_EXPORT goldStatus goldJoin(goldObj dst, const goldObj *srcs, uint32_t nsr
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -771,6 +819,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -800,6 +849,7 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
         ret_ = GOLD_OK;
         goto done;
     }
@@ -815,6 +865,8 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -827,6 +879,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -871,6 +924,8 @@ APIGEN_EXPORT goldStatus goldNamed(goldObj obj, uint32_t count, const char *cons
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -883,6 +938,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -915,6 +971,8 @@ APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -927,6 +985,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -941,6 +1000,13 @@ APIGEN_EXPORT goldStatus goldPeekAtLastError(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
+    bool cached_ = false;
+    if (apigen_lasterr_clean(&gold_api)) { /* api.errors.last_error: known to be success */
+        ret_ = GOLD_OK;
+        st_ = APIGEN_OK;
+        cached_ = true;
+        goto done;
+    }
     if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldPeekAtLastError))
         goto fail;
     st_ = apigen_call_sync(&call_);
@@ -952,6 +1018,7 @@ APIGEN_EXPORT goldStatus goldPeekAtLastError(void)
         ret_ = (goldStatus)v_;
     }
     call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_lasterr_answered(&gold_api, ret_ == GOLD_OK); /* api.errors.last_error */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -961,10 +1028,11 @@ bad:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("goldPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("goldPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1022,6 +1090,8 @@ APIGEN_EXPORT goldStatus goldProps(const intptr_t *props, goldObj *obj)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1037,6 +1107,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1081,6 +1152,8 @@ APIGEN_EXPORT goldStatus goldRead(goldObj obj, size_t count, float *dst, size_t 
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1096,6 +1169,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1127,6 +1201,8 @@ APIGEN_EXPORT goldStatus goldReserved(goldObj obj, void *reserved)
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1139,6 +1215,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1182,6 +1259,8 @@ APIGEN_EXPORT goldStatus goldSources(goldObj obj, uint32_t count, const char **s
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1194,6 +1273,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1234,6 +1314,8 @@ APIGEN_EXPORT goldStatus goldStructs(goldPoint p, goldOuter *out, const goldInne
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1249,6 +1331,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1288,6 +1371,8 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1300,6 +1385,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
@@ -1338,6 +1424,8 @@ APIGEN_EXPORT goldStatus goldWrite(goldObj obj, size_t bytes, const void *src, i
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1350,6 +1438,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())

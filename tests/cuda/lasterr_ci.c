@@ -1,0 +1,122 @@
+/* lasterr_ci: kernel launches checked with cudaGetLastError, as PyTorch
+ * checks each launch, natively and forwarded (tests/cuda/lasterr_ci.sh, the
+ * device tests/cuda/fake_launch_limits.c). What it prints must be the same both
+ * ways: each launch's own error at the launch (a configuration beyond the
+ * device's or the function's limits, too much dynamic shared memory until
+ * cudaFuncSetAttribute raises it, a function nobody registered, a stream of
+ * another device) and the last error after it, once. Lines "MARK ..." go to
+ * stderr, between the stub's trace lines, so that the script counts the
+ * round trips of the launch loops. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+/* what nvcc's generated code calls (no nvcc in CI: a fat binary by hand) */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **h);
+void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize);
+
+static const struct {
+    uint32_t magic;
+    uint16_t version, header_size;
+    uint64_t fat_size;
+    uint64_t body[2];
+} image_ = {0xBA55ED50u, 1, 16, 16, {0, 0}};
+static struct {
+    int magic, version;
+    const void *data;
+    void *filename;
+} wrapper_ = {0x466243b1, 1, &image_, NULL};
+
+/* the program's addresses that stand for its kernels */
+static void k_add(int *p, int n) { (void)p, (void)n; }
+static void k_heavy(int *p, int n) { (void)p, (void)n; }
+static void k_nobody(int *p, int n) { (void)p, (void)n; }
+
+static const char *nm(cudaError_t e) { return cudaGetErrorName(e); }
+
+static int *dev_;
+static int n_ = 7;
+
+static cudaError_t go(void (*k)(int *, int), dim3 g, dim3 b, size_t shmem, cudaStream_t s)
+{
+    void *args[2] = {(void *)&dev_, (void *)&n_};
+    return cudaLaunchKernel((const void *)k, g, b, args, shmem, s);
+}
+
+static void show(const char *what, cudaError_t e)
+{
+    cudaError_t p = cudaPeekAtLastError();
+    cudaError_t g = cudaGetLastError();
+    cudaError_t g2 = cudaGetLastError();
+    printf("%s: %s; peek %s, get %s, get again %s\n", what, nm(e), nm(p), nm(g), nm(g2));
+}
+
+static dim3 d3(unsigned x, unsigned y, unsigned z)
+{
+    dim3 d = {x, y, z};
+    return d;
+}
+
+/* n launches, each checked as PyTorch checks it (C10_CUDA_KERNEL_LAUNCH_CHECK) */
+static int loop(const char *name, int n)
+{
+    int bad = 0;
+    fprintf(stderr, "MARK %s begin\n", name);
+    for (int i = 0; i < n; i++) {
+        cudaError_t e = go(k_add, d3(4, 1, 1), d3(128, 1, 1), 0, 0);
+        cudaError_t g = cudaGetLastError();
+        bad += e != cudaSuccess || g != cudaSuccess;
+    }
+    fprintf(stderr, "MARK %s end\n", name);
+    printf("%s: %d launches, %d failed\n", name, n, bad);
+    return bad;
+}
+
+int main(void)
+{
+    void **h = __cudaRegisterFatBinary(&wrapper_);
+    __cudaRegisterFunction(h, (const char *)k_add, (char *)"k_add", "k_add", -1, NULL, NULL, NULL,
+                           NULL, NULL);
+    __cudaRegisterFunction(h, (const char *)k_heavy, (char *)"k_heavy", "k_heavy", -1, NULL, NULL,
+                           NULL, NULL, NULL);
+    __cudaRegisterFatBinaryEnd(h);
+    printf("cudaMalloc: %s\n", nm(cudaMalloc((void **)&dev_, 4096)));
+    show("start", cudaSuccess);
+    int bad = loop("warm-up", 2) + loop("loop", 100);
+
+    printf("-- launches the runtime refuses at the call\n");
+    show("block 2048 threads", go(k_add, d3(1, 1, 1), d3(2048, 1, 1), 0, 0));
+    show("block z 65", go(k_add, d3(1, 1, 1), d3(1, 1, 65), 0, 0));
+    show("grid y 70000", go(k_add, d3(1, 70000, 1), d3(32, 1, 1), 0, 0));
+    show("grid x 0", go(k_add, d3(0, 1, 1), d3(32, 1, 1), 0, 0));
+    show("k_heavy block 512 (its limit 256)", go(k_heavy, d3(1, 1, 1), d3(512, 1, 1), 0, 0));
+    show("k_heavy block 256", go(k_heavy, d3(1, 1, 1), d3(256, 1, 1), 0, 0));
+    show("shared memory 64 KiB", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 64 * 1024, 0));
+    show("cudaFuncSetAttribute(64 KiB)",
+         cudaFuncSetAttribute((const void *)k_add, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              64 * 1024));
+    show("shared memory 64 KiB again", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 64 * 1024, 0));
+    show("shared memory 65 KiB", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 65 * 1024, 0));
+    show("a function nobody registered", go(k_nobody, d3(1, 1, 1), d3(32, 1, 1), 0, 0));
+    cudaStream_t s1 = NULL;
+    printf("cudaSetDevice(1): %s\n", nm(cudaSetDevice(1)));
+    printf("cudaStreamCreate on device 1: %s\n", nm(cudaStreamCreate(&s1)));
+    show("a stream of device 1 on device 1", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s1));
+    printf("cudaSetDevice(0): %s\n", nm(cudaSetDevice(0)));
+    show("a stream of device 1 on device 0", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s1));
+
+    printf("-- a sync call's error, then the last error once\n");
+    show("cudaMemset refused", cudaMemset(dev_, 0x7e, 16));
+    show("cudaSetDevice(99)", cudaSetDevice(99));
+    show("cudaMemset", cudaMemset(dev_, 1, 16));
+    /* the failed cudaSetDevice left the current device unknown in the guest:
+     * the first launch asks it */
+    bad += loop("warm-up again", 1) + loop("after the errors", 100);
+    printf("cudaFree: %s\n", nm(cudaFree(dev_)));
+    return bad ? 1 : 0;
+}

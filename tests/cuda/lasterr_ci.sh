@@ -1,0 +1,79 @@
+#!/bin/sh
+# tests/cuda/lasterr_ci.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT
+# tests/cuda/lasterr_ci.c natively (FAKE, tests/cuda/fake_launch_limits.c with
+# fake_device.c and fake_device_limits.c, preloaded over the real
+# libcudart) and through the cudart
+# stub against SERVER with FAKE preloaded (no GPU in CI), over TRANSPORT
+# (unix|tcp). Checks:
+#   - the output is the same both ways (each launch's error at the launch,
+#     the last error after it once, then success);
+#   - forwarded, the launch + cudaGetLastError loops after the warm-up make
+#     no round trip (APIGEN_TRACE's "apigen wire [pid]: rt" lines between the
+#     program's MARK lines), the round trips after errors included;
+#   - the controls: APIGEN_LAST_ERROR=0 (every cudaGetLastError asks the
+#     server, as before: exactly one round trip each) and APIGEN_CACHE=0 (no
+#     answer kept in the guest: at least that): the same output.
+set -u
+server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-lasterr.XXXXXX")
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+export FAKE_DEVICE_COUNT=2
+fail() { echo "FAIL: lasterr_ci over $transport: $*"; exit 1; }
+
+LD_PRELOAD=$fake timeout 60 "$prog" > "$tmp/native" 2> "$tmp/native.err" ||
+    { cat "$tmp/native" "$tmp/native.err"; fail "natively: exit $?"; }
+
+case "$transport" in
+unix) url="unix://$tmp/s.sock" ;;
+tcp) url="tcp://127.0.0.1:0" ;;
+*) echo "unknown transport $transport"; exit 2 ;;
+esac
+LD_PRELOAD=$fake "$server" --listen "$url" > "$tmp/server.log" 2>&1 &
+spid=$!
+i=0
+while [ $i -lt 100 ]; do
+    grep -q "listening" "$tmp/server.log" 2>/dev/null && break
+    sleep 0.05; i=$((i + 1))
+done
+[ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
+
+# round trips between "MARK NAME begin" and "MARK NAME end" in file $2
+rts() {
+    awk -v b="MARK $1 begin" -v e="MARK $1 end" '
+        $0 == b { on = 1; next } $0 == e { on = 0 }
+        on && /^apigen wire \[[0-9]+\]: rt / { n++ } END { print n + 0 }' "$2"
+}
+
+for mode in kept remote nocache; do
+    cache=1 le=1
+    [ $mode = remote ] && le=0
+    [ $mode = nocache ] && cache=0
+    APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 APIGEN_TRACE=1 APIGEN_CACHE=$cache \
+        APIGEN_LAST_ERROR=$le LD_LIBRARY_PATH="$stubdir" timeout 60 "$prog" > "$tmp/$mode" 2> "$tmp/$mode.err"
+    rc=$?
+    if [ $rc != 0 ] || ! cmp -s "$tmp/native" "$tmp/$mode"; then
+        echo "FAIL: lasterr_ci over $transport ($mode): exit $rc, output differs from native"
+        diff -u "$tmp/native" "$tmp/$mode" | sed 's/^/  /'
+        echo "  stderr (no trace):"; grep -v '^apigen ' "$tmp/$mode.err" | sed 's/^/    /'
+        echo "  server log:"; sed 's/^/    /' "$tmp/server.log"
+        exit 1
+    fi
+    loop=$(rts loop "$tmp/$mode.err") after=$(rts "after the errors" "$tmp/$mode.err")
+    echo "$mode (APIGEN_CACHE=$cache APIGEN_LAST_ERROR=$le): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after"
+    if [ $mode = remote ]; then
+        # every cudaGetLastError asks the server, nothing else does (main before this change)
+        [ "$loop" = 100 ] && [ "$after" = 100 ] || fail "APIGEN_LAST_ERROR=0: not one round trip per cudaGetLastError"
+    elif [ $mode = kept ]; then
+        if [ "$loop" != 0 ] || [ "$after" != 0 ]; then
+            awk '/^MARK (loop|after the errors) begin/ { on = 1 } on && /: rt / { print "    " $0 }
+                 /^MARK (loop|after the errors) end/ { on = 0 }' "$tmp/$mode.err" | head -20
+            fail "launch + cudaGetLastError loops made round trips"
+        fi
+    else
+        [ "$loop" -ge 100 ] && [ "$after" -ge 100 ] || fail "the control made fewer round trips than calls"
+    fi
+done
+echo "PASS: lasterr_ci over $transport ($(wc -l < "$tmp/native") lines as natively)"
+exit 0
