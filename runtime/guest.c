@@ -1779,13 +1779,20 @@ apigen_status apigen_call_async(apigen_call *c)
         return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
     }
     t->in_frame = false;
-    /* It may name a guest id of another thread's enqueue (an event in this
-     * one's wait list) that is still queued there, or sent but perhaps not
-     * run yet (the timer flush sent it): that thread's queue leaves first
-     * and this frame runs after the session ran it (RT_CALL_WAIT). */
-    if ((atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids ||
-         atomic_load_explicit(&t->g->nasync, memory_order_relaxed) != t->upto) &&
-        atomic_load_explicit(&t->g->next_gid, memory_order_relaxed) && foreign_gid(t)) {
+    /* Another thread queued async frames since this thread's last ordering
+     * point (they may still sit in its queue, or be sent but not run yet: the
+     * server runs each connection on its own): natively work a thread
+     * enqueued first runs first on a stream both use (PyTorch's autograd
+     * thread and its main thread share the legacy stream), so that thread's
+     * queue leaves first and this frame runs after the session ran it
+     * (RT_CALL_WAIT). Before 2026-11-26 only a frame naming a guest id of
+     * another thread's queue took this path; the other threads' frequent
+     * sync calls hid the rest, until those were answered in the guest
+     * (training over the driver stub lost bitwise equality on the H200).
+     * The same holds for a frame that names a guest id still queued there. */
+    if (atomic_load_explicit(&t->g->nasync, memory_order_relaxed) != t->upto ||
+        (atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids &&
+         atomic_load_explicit(&t->g->next_gid, memory_order_relaxed) && foreign_gid(t))) {
         gapi *g = t->g;
         uint64_t n = atomic_load(&g->nasync); /* what was queued before this call */
         uint64_t gone_upto, skipped;
