@@ -702,8 +702,8 @@ static void find_variants(front *F, CXIndex idx, const char *tu_name, struct CXU
 }
 
 /* api.variants without `defines:`: the headers declare the variants
- * themselves (cuda.h under __CUDA_API_VERSION_INTERNAL declares cuMemcpy_ptds
- * next to cuMemcpy). A function named <base><suffix> whose <base> is a
+ * themselves (a vendor header may declare F_ptds next to F under an
+ * internal macro). A function named <base><suffix> whose <base> is a
  * function of the same canonical signature becomes <base>'s variant, so it
  * takes <base>'s annotations unless it has an entry of its own. */
 static void mark_declared_variants(front *F)

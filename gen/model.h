@@ -568,7 +568,7 @@ macro_def *model_find_macro(const api_model *m, const char *name);
 int model_has_feature(const api_model *m, const char *name);
 /* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
 handle_type_def *model_handle_of(api_model *m, const type_info *t);
-/* An integer handle type narrower than an id (cuFFT's int plans): the guest
+/* An integer handle type narrower than an id (an FFT library's int plans): the guest
  * keeps an id's low 32 bits and the server widens them with its session's
  * salt (APIGEN_HT_NARROW). */
 static inline int handle_is_narrow(const handle_type_def *h)

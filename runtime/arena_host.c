@@ -81,8 +81,8 @@ bool rt_arena_taken_family(const apigen_api *api)
 }
 
 /* At a use of [p, p + n): an older guest's arena is registered whole; a
- * segment whose registration the hook declined (cudart's while the thread
- * has a pending error, the driver's without a current context) is tried
+ * segment whose registration the hook declined (a runtime's while the thread
+ * has a pending error, a driver's without a current context) is tried
  * again, as the whole arena was at each first use before. */
 static void pin_use(srv_arena *a, const uint8_t *p, uint64_t n)
 {

@@ -43,7 +43,7 @@ static bool env_off(const char *name)
 }
 
 /* APIGEN_CACHE=0 (no answer kept in the guest) or APIGEN_LAST_ERROR=0 (this
- * one only: the control of tests/cuda/lasterr_ci.sh) */
+ * one only: the control of the last-error tests) */
 static bool local_answers(void)
 {
     static int on = -1; /* racy but idempotent: every thread computes the same */

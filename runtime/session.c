@@ -24,9 +24,9 @@
 #define FIRST_ID 0x1000u
 #define ID_LOW(id) ((id) & 0xffffffffu)
 
-/* A narrow (integer) handle's value 0 is a real handle (cuFFT's first plan
- * may be 0): the table keeps value + 1, so that 0 still means "none" there
- * (and -1, cuFFT's CUFFT_PLAN_NULL, becomes none). */
+/* A narrow (integer) handle's value 0 is a real handle (an FFT library's first
+ * plan may be 0): the table keeps value + 1, so that 0 still means "none" there
+ * (and -1, such a library's null plan, becomes none). */
 static void *kept(const apigen_handle_type *ht, void *real)
 {
     return ht->flags & APIGEN_HT_NARROW ? (void *)((uintptr_t)real + 1) : real;
