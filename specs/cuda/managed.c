@@ -218,8 +218,12 @@ static CUresult ctx_synchronize(CUcontext ctx, bool v2)
             apigen_trace("%s() = 0 [cached, 0 us]", v2 ? "cuCtxSynchronize_v2" : "cuCtxSynchronize");
         e = CUDA_SUCCESS;
     } else {
-        apigen_work_hint(&cuda_api, v2 ? CUDA_CALL_cuCtxSynchronize_v2 : CUDA_CALL_cuCtxSynchronize,
-                         APIGEN_WORK_SETTLES_ALL, known, scope);
+#ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
+        uint32_t call = v2 ? CUDA_CALL_cuCtxSynchronize_v2 : CUDA_CALL_cuCtxSynchronize;
+#else
+        uint32_t call = CUDA_CALL_cuCtxSynchronize;
+#endif
+        apigen_work_hint(&cuda_api, call, APIGEN_WORK_SETTLES_ALL, known, scope);
 #ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
         e = v2 ? cuda_fwd_cuCtxSynchronize_v2(ctx) : cuda_fwd_cuCtxSynchronize();
 #else
