@@ -30,9 +30,13 @@ static void add(rt_cache *c, uint32_t call, const char *key, const char *rep, ui
                  group, epoch);
 }
 
+/* a session's cache lives as long as the process (the runtime has no free):
+ * kept here so that the leak checker sees it reachable */
+static rt_cache *c;
+
 int main(void)
 {
-    rt_cache *c = rt_cache_new();
+    c = rt_cache_new();
     char got[64];
     CHECK(c != NULL);
     /* plain answers: kept for good, the first one stays */
