@@ -666,6 +666,16 @@ static char *vouch_dev(const api_model *m, const param_ann *a, const char *name)
     return xasprintf("apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)", name);
 }
 
+/* "BY == V0 || BY == V1 ...": the values of BY for which a case applies */
+static char *any_of(const char *by, char *const *values, size_t n)
+{
+    strbuf v = {0};
+    sb_puts(&v, "");
+    for (size_t k = 0; k < n; k++)
+        sb_printf(&v, "%s%s == %s", k ? " || " : "", by, values[k]);
+    return sb_take(&v);
+}
+
 /* What the guest can check of an async call's arguments before it queues
  * the call (apigen_vouch_*): handles of types the server would refuse when
  * unknown, and range-checked device addresses (also a conditional
@@ -712,11 +722,7 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
             const char *by = param_index_name(names, f, a->elem_by_param);
             if (!by) continue;
             if (a->nelem_by_device && m->api.device_checked) {
-                strbuf v = {0};
-                sb_puts(&v, "");
-                for (size_t k = 0; k < a->nelem_by_device; k++)
-                    sb_printf(&v, "%s%s == %s", k ? " || " : "", by, a->elem_by_device[k]);
-                char *vs = sb_take(&v);
+                char *vs = any_of(by, a->elem_by_device, a->nelem_by_device);
                 sb_printf(&b, "%s(!(%s) || apigen_vouch_dev_elems(&call_, %s, n_%s))",
                           n++ ? "\n        && " : "", vs, names[i], names[i]);
                 free(vs);
@@ -724,11 +730,7 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
             for (size_t c = 0; c < a->nelem_by; c++) {
                 const handle_case *hc = &a->elem_by[c];
                 if (!hc->nvalues) continue;
-                strbuf v = {0};
-                sb_puts(&v, "");
-                for (size_t k = 0; k < hc->nvalues; k++)
-                    sb_printf(&v, "%s%s == %s", k ? " || " : "", by, hc->values[k]);
-                char *vs = sb_take(&v);
+                char *vs = any_of(by, hc->values, hc->nvalues);
                 sb_printf(&b, "%s(!(%s) || apigen_vouch_id_elems(&call_, %s, n_%s, sizeof(%s)))",
                           n++ ? "\n        && " : "", vs, names[i], names[i], hc->handle_type);
                 free(vs);
