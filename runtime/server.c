@@ -400,10 +400,12 @@ static bool handshake(sconn *sc)
     /* before the reply: once the guest has it, another of its threads may
      * wait for this connection's frames */
     rt_session_conn_open(sc->session, &sc->ran, h.thread_id);
-    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, lanes_asked, lanes_version, lane_key))
-        return false;
+    /* recorded before the reply too: once the guest has it, its other
+     * threads' connections may join, and their hellos must follow this one */
     if (rt_rec_active)
         rt_rec_hello(sc->conn, sc->session, join, sc->rbuf, h.payload_len, key);
+    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, lanes_asked, lanes_version, lane_key))
+        return false;
     if (arena_size && !arena_exchange(sc))
         return false;
     rt_arena_bind(sc->session);

@@ -45,6 +45,10 @@ wait $h1
 h1rc=$?
 [ "$h1rc" = 3 ] && grep -q lost "$tmp/h1.out" || fail "client 1 (its session process crashed) exit $h1rc, not 'lost'"
 # A sanitizer build turns the SIGSEGV into its own report and abort (signal 6).
+# The client may see the lost connection before the server has reaped the
+# session process and logged it: wait for the line.
+i=0
+while [ $i -lt 100 ] && ! grep -Eq "killed by signal (11|6);" "$tmp/server.log"; do sleep 0.05; i=$((i + 1)); done
 grep -Eq "killed by signal (11|6);" "$tmp/server.log" || fail "the crashed session process was not logged"
 forwarded after_crash
 
