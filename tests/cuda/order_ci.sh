@@ -12,7 +12,8 @@
 # timer flush on) and once with APIGEN_FLUSH_US=0 (A's frames stay queued
 # until B's call: B's frames, were they sent first, would run first every
 # time). Every run must exit 0 (the program compares each round with the
-# sequential result) with output identical to the native run's.
+# sequential result) with output identical to the native run's. FAKE ""
+# preloads nothing: a GPU's (tests/gpu/order.sh).
 set -u
 server=$1 stubdir=$2 libdir=$3 fake=$4 prog=$5 transport=$6
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-order-ci.XXXXXX")
