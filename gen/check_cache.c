@@ -66,6 +66,7 @@ static int read_memo(api_model *m, function_def *f, const spec_node *cn, const s
                            "true` in types.handles: the guest does not see every change of it, "
                            "so it cannot key an answer by what it holds",
                            names[k], a->handle_type ? a->handle_type : "handle");
+                f->memo[i] = MEMO_CONTENTS; /* said once */
                 ok = 0;
             } else {
                 f->memo[i] = l == 0 ? MEMO_CONTENTS : MEMO_ID;
