@@ -47,6 +47,12 @@ for mode in memo nocache; do
     cmp -s "$tmp/native.out" "$tmp/$mode.out" || { diff -u "$tmp/native.out" "$tmp/$mode.out"; fail "answers differ ($mode)"; }
 done
 grep -q "^refused by: the next call$" "$tmp/memo.err" || fail "the refused setter was not queued"
+# the fake answers each question with what it was asked about: a kept
+# answer of other values would be the same answer
+grep -q "T and the workspace limit: each another answer$" "$tmp/native.out" &&
+    grep -q "other rows: another answer;" "$tmp/native.out" &&
+    grep -q "the same both times: yes; the loop's answer: yes$" "$tmp/native.out" ||
+    fail "the fake does not answer other values with other answers"
 questions=$(sed -n 's/^questions: //p' "$tmp/memo.err")
 calls=$(sed -n 's/^calls: //p' "$tmp/memo.err")
 [ -n "$questions" ] && [ -n "$calls" ] || fail "no question count"
