@@ -127,14 +127,14 @@ int main(void)
     CK(ask(lt, &q, a, sizeof a)); /* the loop's question again: no round trip */
     cublasOperation_t t = CUBLAS_OP_T;
     CK(cublasLtMatmulDescSetAttribute(q.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-    CK(ask(lt, &q, b, sizeof b)); /* new */
+    ask(lt, &q, b, sizeof b); /* new (NVIDIA's may refuse it: the status is in the line) */
     t = CUBLAS_OP_N;
     CK(cublasLtMatmulDescSetAttribute(q.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
     CK(ask(lt, &q, c, sizeof c)); /* the first one's again: no round trip */
     uint64_t none = 0;
     CK(cublasLtMatmulPreferenceSetAttribute(q.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &none,
                                             sizeof none));
-    CK(ask(lt, &q, d, sizeof d)); /* new */
+    ask(lt, &q, d, sizeof d); /* new */
     questions += 2;
     printf("2. TRANSA N: %s\n   TRANSA T: %s\n   TRANSA N again: %s\n   no workspace: %s\n", a, b, c, d);
     printf("   the loop's answer again: %s; T and the workspace limit: %s\n",
@@ -148,7 +148,7 @@ int main(void)
     CK(cublasLtMatrixLayoutDestroy(q.ld));
     CK(cublasLtMatrixLayoutCreate(&q.ld, CUDA_R_32F, M + 1, N, M + 1));
     char e[512], f[512];
-    CK(ask(lt, &q, e, sizeof e)); /* new */
+    ask(lt, &q, e, sizeof e); /* new */
     CK(cublasLtMatrixLayoutDestroy(q.ld));
     CK(cublasLtMatrixLayoutCreate(&q.ld, CUDA_R_32F, M, N, M));
     CK(ask(lt, &q, f, sizeof f)); /* the loop's again: no round trip */
@@ -163,9 +163,8 @@ int main(void)
                                                         sizeof sm);
     char g[512], h[512];
     cublasStatus_t next = ask(lt, &q, g, sizeof g);
-    cublasStatus_t again = ask(lt, &q, g, sizeof g);
-    CK(again);
-    CK(ask(lt, &q, h, sizeof h));
+    ask(lt, &q, g, sizeof g);
+    ask(lt, &q, h, sizeof h);
     int refused = set != CUBLAS_STATUS_SUCCESS || next != CUBLAS_STATUS_SUCCESS;
     /* refused (the fake): the three go to the server, none is answered in
      * the guest; taken (NVIDIA's cuBLASLt): one new question, asked again */
