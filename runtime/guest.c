@@ -201,6 +201,10 @@ typedef struct gthr {
     uint32_t ckey_call;
     uint32_t ckey_group;  /* its spec `cache.group` (index + 1; 0: none) ... */
     uint64_t ckey_epoch;  /* ... and the group's epoch when it was sent */
+    /* per API of the session (its index): calls queued since a sync call of
+     * that API came back (their errors wait for its next one), and memoized
+     * answers given in the guest meanwhile (sync_cached) */
+    uint32_t unasked[RT_FAMILY_MAX], memo_given[RT_FAMILY_MAX];
     bool ckey_memo;       /* a memoized query's key (spec `cache: {contents:}`) ... */
     uint64_t ckey_taint;  /* ... made while the guest's contents were this good */
     bool ckey_ok;
@@ -1502,6 +1506,7 @@ static apigen_status call_sync(apigen_call *c)
     atomic_store(&t->nran, asent);
     gone_ran(g, gone_upto);
     c->status = (apigen_status)rp.status;
+    t->unasked[(c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX] = 0; /* their errors: here */
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
     if (rp.has_deferred) { /* an async call failed: the last error is no longer known, */
@@ -1609,6 +1614,16 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     uint64_t taint = rt_contents_taint_now();
     if (memo && !key)
         kc = NULL;
+    /* A memoized answer may be a thread's only sync call of its API (a
+     * training step: descriptors, heuristic, matmul, all but the heuristic
+     * queued): while calls of the API are queued since its last sync call,
+     * one in RT_MEMO_ASK_EVERY goes to the server anyway, so that a queued
+     * call's error reaches the program within that many of them. */
+    unsigned ai = (c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX;
+    bool ask = memo && t->unasked[ai] && ++t->memo_given[ai] >= RT_MEMO_ASK_EVERY;
+    if (ask)
+        t->memo_given[ai] = 0;
+    const uint8_t *find_key = ask ? NULL : key;
     /* a grouped answer holds while its group's epoch is the one it was
      * asked under: read before the question leaves, so a forget that
      * comes while it is in flight leaves the answer stale */
@@ -1617,7 +1632,8 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     uint64_t epoch = gi >= 0 ? atomic_load(&g->cgroups[gi].epoch) : 0;
     if (group && gi < 0)
         kc = NULL;
-    if (kc && rt_cache_find(kc, c->wire_id, key, n, &t->rbuf, &t->rcap, &len, &off, grp, epoch)) {
+    if (kc && find_key &&
+        rt_cache_find(kc, c->wire_id, find_key, n, &t->rbuf, &t->rcap, &len, &off, grp, epoch)) {
         rt_wr_truncate(&t->q, t->frame_off); /* never sent */
         t->in_frame = false;
         settle_queue(t);
@@ -1824,6 +1840,7 @@ apigen_status apigen_call_async(apigen_call *c)
             t->upto = n; /* what was queued before has run before this frame */
     }
     t->nq++;
+    t->unasked[(c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX]++;
     if (!atomic_load_explicit(&t->g->flusher_on, memory_order_relaxed))
         start_flusher(t->g);
     uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);

@@ -6,7 +6,8 @@
 # the changed ones included). Forwarded, the guest's trace (APIGEN_TRACE:
 # one "apigen wire [pid]: rt CALL" line per round trip) must hold exactly as
 # many round trips of the heuristic as the program says questions a
-# memoizing stub sends ("questions: N" on stderr), and the other calls
+# memoizing stub sends ("questions: N" on stderr), plus at most one in 16
+# of the others (asked again while calls are queued), and the other calls
 # marked [cached]; with APIGEN_CACHE=0, one per call ("calls: C").
 #   memo.sh SERVER STUB_DIR TRANSPORT NATIVE_LIBPATH PRELOAD PROGRAM
 set -u
@@ -59,8 +60,13 @@ calls=$(sed -n 's/^calls: //p' "$tmp/memo.err")
 rt=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$tmp/memo.trace")
 kept=$(grep -c "$fn(.*\[cached, " "$tmp/memo.trace")
 rt0=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$tmp/nocache.trace")
-[ "$rt" = "$questions" ] || fail "$rt round trips of $fn for $questions distinct questions ($calls calls)"
-[ "$kept" = $((calls - questions)) ] || fail "$kept calls answered in the guest (want $((calls - questions)))"
-[ "$rt0" = "$calls" ] || fail "APIGEN_CACHE=0: $rt0 round trips of $fn for $calls calls"
-echo "PASS: $name over $transport: the same answers natively, forwarded and with APIGEN_CACHE=0; $fn: $calls calls, $rt round trips ($rt0 with APIGEN_CACHE=0)"
+# while calls are queued, one kept answer in 16 is asked again (a queued
+# call's error must reach the program): at most calls/16 more
+extra=$(( (calls + 15) / 16 ))
+[ "$rt" -ge "$questions" ] && [ "$rt" -le $((questions + extra)) ] ||
+    fail "$rt round trips of $fn for $questions distinct questions ($calls calls; at most $extra asked again)"
+[ "$kept" = $((calls - rt)) ] || fail "$kept calls answered in the guest (want $((calls - rt)))"
+calls0=$(sed -n 's/^calls: //p' "$tmp/nocache.err") # section 5 stops at its error: sooner here
+[ "$rt0" = "$calls0" ] || fail "APIGEN_CACHE=0: $rt0 round trips of $fn for $calls0 calls"
+echo "PASS: $name over $transport: the same answers natively, forwarded and with APIGEN_CACHE=0; $fn: $calls calls, $rt round trips (APIGEN_CACHE=0: $calls0 calls, $rt0 round trips)"
 sed 's/^/  | /' "$tmp/native.out"

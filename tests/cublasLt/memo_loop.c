@@ -17,6 +17,9 @@
  *      guest no longer vouches for what that descriptor holds, so the same
  *      question goes to the server again (twice) and gets the native
  *      answer. NVIDIA's cuBLASLt takes the attribute: one new question.
+ *   5. A matmul the library refuses, queued by the stub, among heuristics
+ *      answered in the guest: its error reaches the program within 17
+ *      calls (one kept answer in 16 is asked again while calls are queued).
  * Lines that hold for any library say yes or NO (NO: a failure); what
  * depends on the fake's answers (other values, other answers) is said in
  * words that tests/cublasLt/memo.sh checks.
@@ -177,6 +180,40 @@ int main(void)
     printf("   then: %s\n   and again: %s\n   the same both times: %s; the loop's answer: %s\n", g, h,
            strcmp(g, h) == 0 ? "yes" : "NO", strcmp(g, first) == 0 ? "yes" : "no");
     if (drop(&q)) return 1;
+
+    /* 5. a queued matmul the library refuses (D's layout does not match A
+     * and B): natively its error comes at the call; forwarded at a later
+     * sync cuBLASLt call, and the loop's heuristic is answered in the guest:
+     * one in 16 of those answers is asked again while calls are queued, so
+     * the error still reaches the program within 17 calls */
+    float *dA, *dB, *dD;
+    CK(cudaMalloc((void **)&dA, M * K * sizeof(float)));
+    CK(cudaMalloc((void **)&dB, K * N * sizeof(float)));
+    CK(cudaMalloc((void **)&dD, (M + 1) * N * sizeof(float)));
+    question r;
+    if (make(&r, CUBLAS_OP_N, 1 << 20)) return 1;
+    cublasLtMatrixLayout_t wrong;
+    CK(cublasLtMatrixLayoutCreate(&wrong, CUDA_R_32F, M + 1, N, M + 1));
+    float one = 1.0f, zero = 0.0f;
+    int seen = 0, tries = 0;
+    for (; tries < 40 && !seen; tries++) {
+            cublasLtMatmulHeuristicResult_t res;
+        int n = 0;
+        calls++;
+        if (cublasLtMatmulAlgoGetHeuristic(lt, r.desc, r.la, r.lb, r.ld, r.ld, r.pref, 1, &res, &n) !=
+            CUBLAS_STATUS_SUCCESS)
+            seen = 1;
+        else if (cublasLtMatmul(lt, r.desc, &one, dA, r.la, dB, r.lb, &zero, dD, wrong, dD, wrong, &res.algo,
+                                NULL, 0, 0) != CUBLAS_STATUS_SUCCESS)
+            seen = 1;
+    }
+    if (seen)
+        printf("5. a refused matmul's error reached the program within 17 heuristics: %s\n",
+               tries <= 17 ? "yes" : "NO");
+    else
+        printf("5. the library took every matmul\n");
+    CK(cublasLtMatrixLayoutDestroy(wrong));
+    if (drop(&r)) return 1;
     CK(cublasLtDestroy(lt));
     fprintf(stderr, "refused by: %s\n", set != CUBLAS_STATUS_SUCCESS ? "the call"
                                          : refused                    ? "the next call"

@@ -23,7 +23,8 @@
 #     (specs/cublasLt.yaml `cache: {contents:}`): NVIDIA's answers must be
 #     the same natively, forwarded and forwarded with APIGEN_CACHE=0; the
 #     guest's trace of a tcp run must hold one round trip of the heuristic
-#     per distinct question ("questions: N" on its stderr), and with
+#     per distinct question ("questions: N" on its stderr; plus at most one
+#     in 16 of the rest, asked again while calls are queued), and with
 #     APIGEN_CACHE=0 one per call (the table's "memo" line: before/after).
 # Then the bad-input program forwarded (must print
 # tests/cublasLt/badinput.expected: forged descriptors, a workspace and a
@@ -152,13 +153,14 @@ for c in 1 0; do
 done
 q=$(sed -n 's/^questions: //p' "$logs/memo.c1.err")
 calls=$(sed -n 's/^calls: //p' "$logs/memo.c1.err")
+calls0=$(sed -n 's/^calls: //p' "$logs/memo.c0.err")
 rt1=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$logs/memo.trace1" 2>/dev/null)
 rt0=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$logs/memo.trace0" 2>/dev/null)
 if [ "$(cat "$logs/memo.c1.rc")" = 0 ] && [ "$(cat "$logs/memo.c0.rc")" = 0 ] &&
    cmp -s "$logs/memo_loop.native.out" "$logs/memo.c1.out" && cmp -s "$logs/memo_loop.native.out" "$logs/memo.c0.out" &&
-   [ -n "$q" ] && [ "$rt1" = "$q" ] && [ "$rt0" = "$calls" ]; then
-    printf '\nmemo: %s heuristic calls over tcp, %s round trips (APIGEN_CACHE=0: %s), the native answers: ok\n' \
-        "$calls" "$rt1" "$rt0" >> "$table"
+   [ -n "$q" ] && [ "$rt1" -ge "$q" ] && [ "$rt1" -le $((q + (calls + 15) / 16)) ] && [ "$rt0" = "$calls0" ]; then
+    printf '\nmemo: %s heuristic calls over tcp, %s round trips (APIGEN_CACHE=0: %s calls, %s round trips), the native answers: ok\n' \
+        "$calls" "$rt1" "$calls0" "$rt0" >> "$table"
 else
     fails=$((fails + 1))
     printf '\nmemo: FAILED: %s calls, %s round trips for %s questions (APIGEN_CACHE=0: %s), exit %s/%s, answers %s\n' \
