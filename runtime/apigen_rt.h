@@ -643,7 +643,8 @@ void apigen_hstate_forget(const int64_t *table, uint64_t id);
 /* Handle contents the guest sees every change of (spec
  * `types.handles.H.contents`, runtime/contents.c): create: a new handle
  * holds the values vals; set: record (call, key) of handle id now holds
- * vals (a NULL or failed writer: its contents are unknown from now on);
+ * vals (a NULL or failed writer: its contents are unknown from now on; an
+ * empty key: the call sets all of it, every record but the create's goes);
  * forget: the handle is gone. put: appends what handle id holds to a
  * memoized query's key; false when the guest cannot vouch for it (unknown,
  * changed by another thread, or an async error came back since). */

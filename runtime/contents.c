@@ -36,6 +36,7 @@ typedef struct cent {
     uint64_t id;
     uint64_t owner; /* the thread that changed it last (thread_token) */
     uint64_t taint; /* g_taint at its last change */
+    uint32_t create_call; /* the record of the create, which a whole set keeps */
     unsigned n;
     size_t bytes;
     rec r[CT_MAX_RECS];
@@ -138,6 +139,7 @@ void apigen_contents_create(uint32_t call, uint64_t id, const apigen_wr *vals)
     cent *e = v && id ? calloc(1, sizeof *e) : NULL;
     if (e && put_rec(e, call, NULL, 0, v, vn)) {
         e->id = id;
+        e->create_call = call;
         e->owner = thread_token();
         e->taint = atomic_load(&g_taint);
         e->next = *pp;
@@ -156,6 +158,18 @@ void apigen_contents_set(uint32_t call, uint64_t id, const apigen_wr *key, const
     cent **pp = slot_of(id), *e = *pp;
     /* a change by another thread, or after an async error came back, does
      * not vouch for what the entry held before it: unknown from now on */
+    if (e && k && kn == 0) { /* no key: the call sets all of it (but what the create gave) */
+        unsigned n = 0;
+        for (unsigned i = 0; i < e->n; i++) {
+            if (e->r[i].call == e->create_call && e->r[i].klen == 0) {
+                e->r[n++] = e->r[i];
+            } else {
+                e->bytes -= e->r[i].klen + e->r[i].vlen;
+                free(e->r[i].b);
+            }
+        }
+        e->n = n;
+    }
     if (e && (!k || !v || e->owner != thread_token() || e->taint != atomic_load(&g_taint) ||
               !put_rec(e, call, k, kn, v, vn)))
         drop_locked(pp);

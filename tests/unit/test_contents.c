@@ -141,7 +141,32 @@ int main(void)
     k = key_of(105);
     CHECK(k == NULL);
     free(k);
-    for (uint64_t i = 101; i <= 105; i++) apigen_contents_forget(i);
+    /* a set without a key sets all of it: two whole setters in either order
+     * hold what the last one gave, not both */
+    create(106, 5);
+    set(106, 1, 10);
+    {
+        apigen_wr k0, w;
+        apigen_wr_init(&k0);
+        apigen_wr_init(&w);
+        k0.len = 0;
+        put_i32(&w, 77);
+        apigen_contents_set(SET + 1, 106, &k0, &w); /* the whole descriptor: 77 */
+        put_i32(&w, 88);
+        apigen_contents_set(SET + 2, 106, &k0, &w); /* another whole setter: 88 */
+        create(107, 5);
+        put_i32(&w, 88);
+        apigen_contents_set(SET + 2, 107, &k0, &w);
+        CHECK(same(106, 107)); /* 88 alone, as 107 */
+        create(108, 5);
+        apigen_contents_set(SET + 2, 108, &k0, &w);
+        put_i32(&w, 77);
+        apigen_contents_set(SET + 1, 108, &k0, &w);
+        CHECK(!same(106, 108)); /* 77 last: another descriptor */
+        apigen_wr_free(&k0);
+        apigen_wr_free(&w);
+    }
+    for (uint64_t i = 101; i <= 108; i++) apigen_contents_forget(i);
     if (check_failures) fprintf(stderr, "%d checks failed\n", check_failures);
     return check_failures != 0;
 }
