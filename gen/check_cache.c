@@ -12,7 +12,7 @@
 #include "util.h"
 
 static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", "contents", "ids", NULL};
-static const char *const contents_keys[] = {"sets", "key", NULL};
+static const char *const contents_keys[] = {"sets", "key", "unknown", NULL};
 
 static const handle_type_def *handle_of(const api_model *m, const param_ann *a)
 {
@@ -272,13 +272,41 @@ static void check_contents(api_model *m, function_def *f, const spec_node *E, di
                    "guest records what it set once the call is queued or succeeded)");
         return;
     }
+    /* `unknown: P`: the call changes P in a way the guest does not record (from
+     * another handle's contents): what P holds is unknown from then on */
+    const spec_node *un = spec_get(n, "unknown");
+    if (un) {
+        char **us = NULL;
+        size_t nu = 0;
+        if (!spec_string_list(un, "contents.unknown", d, m->arena, &us, &nu)) return;
+        unsigned char *flags = arena_alloc(m->arena, f->sig.nparams + 1);
+        memset(flags, 0, f->sig.nparams + 1);
+        int bad = 0;
+        for (size_t k = 0; k < nu; k++) {
+            int up = param_index(f, us[k]);
+            const param_ann *ua = up >= 0 ? &f->sig.params[up].ann : NULL;
+            const handle_type_def *uh = ua ? handle_of(m, ua) : NULL;
+            if (!ua || ua->kind != PK_HANDLE || !uh || !uh->contents || spec_get(n, "sets")) {
+                diag_error(d, un->loc, f->name, us[k],
+                           "contents.unknown: '%s' is not a handle parameter of a type with "
+                           "`contents: true` in types.handles (or `sets:` is given too: one of "
+                           "them)", us[k]);
+                bad = 1;
+            } else {
+                flags[up] = 1;
+            }
+        }
+        if (!bad) f->contents_unknown = flags;
+        return;
+    }
     const spec_node *sn = spec_get(n, "sets");
     const char *sets = NULL;
     if (!sn || !spec_string(sn, "contents.sets", d, f->name, NULL, &sets)) {
         if (!sn)
             diag_error(d, at, f->name, NULL,
                        "contents: needs `sets: P`, the handle parameter whose contents the call "
-                       "sets");
+                       "sets (or `unknown: P`: the call changes it in a way the guest does not "
+                       "record)");
         return;
     }
     int hp = param_index(f, sets);

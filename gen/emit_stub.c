@@ -628,6 +628,12 @@ static void put_contents(stub_fn *s, const char *ok)
             free(id);
         }
     }
+    for (size_t i = 0; f->contents_unknown && i < f->sig.nparams; i++) {
+        if (!f->contents_unknown[i]) continue; /* changed in a way the guest does not record */
+        char *id = state_id(e, s->names[i]);
+        PUT("stub_contents_forget", "ok", "1", "name", s->names[i], "id", id);
+        free(id);
+    }
     if (!f->contents_sets) return;
     size_t hp = f->contents_sets - 1;
     const handle_type_def *h = handle_named(m, f->sig.params[hp].ann.handle_type);

@@ -404,6 +404,8 @@ typedef struct function_def {
      * (0: none); contents_key[i]: parameter i is a key of the part */
     size_t contents_sets;
     unsigned char *contents_key;
+    unsigned char *contents_unknown; /* `contents: {unknown: [P...]}`: per parameter, 1: the call
+                                        changes what it holds in a way the guest does not record */
     state_entry *state;  /* `thread_state:` (api.thread_state) */
     size_t nstate;
 } function_def;

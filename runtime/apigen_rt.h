@@ -646,8 +646,9 @@ void apigen_hstate_forget(const int64_t *table, uint64_t id);
  * vals (a NULL or failed writer: its contents are unknown from now on; an
  * empty key: the call sets all of it, every record but the create's goes);
  * forget: the handle is gone. put: appends what handle id holds to a
- * memoized query's key; false when the guest cannot vouch for it (unknown,
- * changed by another thread, or an async error came back since). */
+ * memoized query's key (id 0, none given: a mark of its own); false when the
+ * guest cannot vouch for it (unknown, changed by another thread, or an async
+ * error came back since). */
 void apigen_contents_create(uint32_t call, uint64_t id, const apigen_wr *vals);
 void apigen_contents_set(uint32_t call, uint64_t id, const apigen_wr *key, const apigen_wr *vals);
 void apigen_contents_forget(uint64_t id);

@@ -185,9 +185,11 @@ void apigen_contents_forget(uint64_t id)
 
 bool apigen_contents_put(apigen_wr *w, uint64_t id)
 {
+    if (!id) /* none given (an optional descriptor): a value of the question too */
+        return apigen_put_u32(w, UINT32_MAX);
     bool ok = false;
     pthread_mutex_lock(&ct_mu);
-    cent *e = id ? *slot_of(id) : NULL;
+    cent *e = *slot_of(id);
     if (e && e->owner == thread_token() && e->taint == atomic_load(&g_taint)) {
         ok = apigen_put_u32(w, e->n);
         for (unsigned i = 0; ok && i < e->n; i++)
