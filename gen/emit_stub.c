@@ -631,7 +631,7 @@ static void put_contents(stub_fn *s, const char *ok)
     for (size_t i = 0; f->contents_unknown && i < f->sig.nparams; i++) {
         if (!f->contents_unknown[i]) continue; /* changed in a way the guest does not record */
         char *id = state_id(e, s->names[i]);
-        PUT("stub_contents_forget", "ok", "1", "name", s->names[i], "id", id);
+        PUT("stub_contents_lost", "name", s->names[i], "id", id);
         free(id);
     }
     if (!f->contents_sets) return;

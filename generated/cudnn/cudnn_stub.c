@@ -3409,8 +3409,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveBNTensorDescriptor(cudnnTensorD
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (1) /* derivedBnDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)derivedBnDesc);
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedBnDesc); /* derivedBnDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3461,10 +3460,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveNormTensorDescriptor(cudnnTenso
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (1) /* derivedNormScaleBiasDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)derivedNormScaleBiasDesc);
-    if (1) /* derivedNormMeanVarDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)derivedNormMeanVarDesc);
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedNormScaleBiasDesc); /* derivedNormScaleBiasDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedNormMeanVarDesc); /* derivedNormMeanVarDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7681,6 +7678,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFoldedConvBackwardDataDescriptors(const cudn
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)paddedDiffDesc); /* paddedDiffDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)foldedGradDesc); /* foldedGradDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7975,6 +7974,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnWeights(cudnnHandle_t handle, c
             wAddr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)wDesc); /* wDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -8964,6 +8964,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnR
             bAddr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)mDesc); /* mDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)bDesc); /* bDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -9848,8 +9850,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTr
         ret_ = (cudnnStatus_t)v_;
     }
     if (destSizeInBytes != NULL && !apigen_get_into(&call_.rd, destSizeInBytes, n_destSizeInBytes, NULL)) goto bad; /* destSizeInBytes */
-    if (1) /* destDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)destDesc);
+    apigen_contents_forget((uint64_t)(uintptr_t)destDesc); /* destDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11781,8 +11782,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescript
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (1) /* activationDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)activationDesc);
+    apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11827,8 +11827,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptorSwishBeta(cudnnActivatio
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (1) /* activationDesc: gone, and what it held */
-        apigen_contents_forget((uint64_t)(uintptr_t)activationDesc);
+    apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
