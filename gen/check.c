@@ -72,10 +72,10 @@ static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", "contents", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", "cache", "cache_forget", "thread_state",
+                                      "gather", "selects", "privileged", "limits", "cache", "cache_forget", "contents", "thread_state",
                                       "async_check", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
@@ -966,6 +966,8 @@ static void check_handles(ck *c, const spec_node *root)
         if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
         const spec_node *un = spec_get(hn, "unknown_as_null");
         if (un) spec_bool(un, "unknown_as_null", c->d, NULL, NULL, &h->unknown_as_null);
+        const spec_node *cn = spec_get(hn, "contents");
+        if (cn) spec_bool(cn, "contents", c->d, NULL, NULL, &h->contents);
         const spec_node *an = spec_get(hn, "also");
         if (an) {
             h->also_loc = an->loc;

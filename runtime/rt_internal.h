@@ -621,6 +621,14 @@ void rt_settle_replied(rt_settle *s);
 /* nothing noted since the last point known complete in scope */
 bool rt_settle_idle(rt_settle *s, uint64_t scope);
 
+/* contents.c: an error of a queued call came back (taint): what the guest
+ * holds of handle contents changed before it is no longer vouched for;
+ * taint_now: the count so far. */
+void rt_contents_taint(void);
+/* a thread's memoized answers of an API given in the guest while its
+ * calls are queued: every this many-th goes to the server (guest.c) */
+#define RT_MEMO_ASK_EVERY 16
+uint64_t rt_contents_taint_now(void);
 /* cache.c: a server session's kept answers (spec `cache:`), request bytes
  * of call_id -> reply bytes (results from off on). find copies the reply
  * into *buf (grown to *cap); false: not kept (or no memory to copy it).
