@@ -19,7 +19,10 @@
  *     legacy stream while another stream captures is refused at the call).
  * An error of the copy itself (a device fault of earlier work) then comes
  * at the thread's next synchronizing call (api.errors.async: next_call),
- * as a launch's does and as cudart's queued cudaMemcpyToSymbol's. */
+ * as a launch's does and as cudart's queued cudaMemcpyToSymbol's. The
+ * stub's own copies (managed.c's pushes, a mapped registration's twin,
+ * host_mem.c's first fill of it) stay synchronous: their errors are the
+ * error of the call they serve (apigen_cuda_own_copies). */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,10 +30,20 @@
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
+static _Thread_local unsigned own_; /* apigen_cuda_own_copies depth */
+
+void apigen_cuda_own_copies(bool on)
+{
+    if (on)
+        own_++;
+    else if (own_)
+        own_--;
+}
+
 bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
     uint64_t ctx = 0;
-    if (!srcHost || !ByteCount || !apigen_tstate_get(&cuda_api, 0, &ctx) || !ctx ||
+    if (own_ || !srcHost || !ByteCount || !apigen_tstate_get(&cuda_api, 0, &ctx) || !ctx ||
         apigen_cuda_captured_ever())
         return false;
     if (apigen_arena_owns(srcHost) || apigen_arena_owns((const char *)srcHost + ByteCount - 1))
