@@ -280,6 +280,13 @@ bool rt_lanes_started(const rt_lanes *L);
 uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_KEY_LEN],
                         unsigned idx, unsigned k, uint32_t piece, uint64_t min, apigen_conn *conn,
                         char *msg, size_t msglen);
+/* The server: lane connections it granted and still expects (a
+ * connection's lanes not all arrived: RT_LANES_MAX until the first tells
+ * their count), for --max-conns at accept (server.c). */
+unsigned rt_lanes_expected(void);
+/* The server's metrics (metrics.c sets it with --metrics; NULL: none):
+ * lane connections taken into use, bulk bytes received and sent on lanes. */
+extern void (*rt_lanes_mx)(uint64_t opened, uint64_t in, uint64_t out);
 /* The lanes to send a bulk of n bytes on (NULL: send it on c itself); and
  * those a laned frame's bulk comes on (NULL + err: none, end the connection). */
 rt_lanes *rt_lanes_for_send(apigen_conn *c, uint64_t n);

@@ -57,7 +57,8 @@ typedef struct rt_server {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct sconn *conns;
-    unsigned nconns;
+    unsigned nconns;        /* every connection being served (under mu) */
+    unsigned nmain, nlanes; /* of them, past the handshake: lanes and the rest (ISO_THREAD) */
     int isolation;          /* ISO_THREAD or ISO_PROCESS */
     rt_child *children;     /* parent, ISO_PROCESS: one per live session (under mu) */
     unsigned nchildren;
@@ -91,6 +92,7 @@ typedef struct sconn {
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
     bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
+    bool counted_main, counted_lane; /* in srv->nmain / srv->nlanes */
 } sconn;
 
 /* the slot of api's held async error, or -1 */
@@ -268,6 +270,29 @@ static bool server_lanes_on(void)
     return on;
 }
 
+/* --max-conns, at the handshake (ISO_THREAD): a connection that is not a
+ * lane takes one of max_conns places; a lane takes none (it is bounded by
+ * its owner's lane count, RT_LANES_MAX at most, and the accept loop lets
+ * the lanes the server still expects through: rt_lanes_expected), so a
+ * guest's lanes neither are refused nor crowd out other clients. */
+static bool count_conn(sconn *sc, bool lane)
+{
+    rt_server *srv = sc->srv;
+    bool ok = true;
+    pthread_mutex_lock(&srv->mu);
+    if (lane) {
+        srv->nlanes++;
+        sc->counted_lane = true;
+    } else if (srv->nmain >= srv->max_conns) {
+        ok = false;
+    } else {
+        srv->nmain++;
+        sc->counted_main = true;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return ok;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -319,6 +344,9 @@ static bool handshake(sconn *sc)
             snprintf(msg, sizeof msg, "authentication failed: %s (set APIGEN_TOKEN to the server's token)",
                      token ? "wrong token" : "no token sent");
             st = RT_HELLO_AUTH;
+        } else if (srv->isolation == ISO_THREAD && !count_conn(sc, hl.lane)) {
+            snprintf(msg, sizeof msg, "too many connections (%u, --max-conns)", srv->max_conns);
+            st = RT_HELLO_SESSION;
         } else if (srv->isolation == ISO_PROCESS && !srv->is_child) {
             /* the session's child answers the handshake */
             st = route_to_child(sc, &h, &hl, msg, sizeof msg);
@@ -702,6 +730,8 @@ static void *conn_main(void *arg)
     if (sc->next)
         sc->next->prev = sc->prev;
     srv->nconns--;
+    srv->nmain -= sc->counted_main;
+    srv->nlanes -= sc->counted_lane;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
     free(sc);
@@ -1184,7 +1214,8 @@ static void usage(const char *argv0)
             "  URL: unix:///path, tcp://host:port, tcp://[addr]:port, tls://host:port, shm://name,\n"
             "    ucx://host:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
-            "  --max-conns: connections served at once (default 1024); more are closed at accept\n"
+            "  --max-conns: connections served at once (default 1024); more are closed at accept or\n"
+            "               refused at the handshake; a guest's lanes (tcp) do not count\n"
             "  --token-file: clients must send this token (APIGEN_TOKEN or APIGEN_TOKEN_FILE on\n"
             "    the guest); without it, a TCP listener on a non-loopback address is open to anyone\n"
             "    who can reach it. Unix sockets are created mode 0600.\n"
@@ -1442,8 +1473,11 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 nanosleep(&ts, NULL);
                 continue;
             }
+            /* lanes past their handshake count for nothing; lanes still
+             * to come may arrive beyond the bound (count_conn) */
+            unsigned expected = rt_lanes_expected();
             pthread_mutex_lock(&srv->mu);
-            bool full = srv->nconns >= srv->max_conns;
+            bool full = srv->nconns - srv->nlanes >= srv->max_conns + expected;
             pthread_mutex_unlock(&srv->mu);
             if (full) {
                 static unsigned nfull;
