@@ -410,7 +410,9 @@ static void live_forget(const void *desc)
  * at all, so a failed convolution would go unreported. The per-operation calls this
  * file lets go without a round trip (a variant pack's create, a kept size) therefore go
  * synchronously every SYNC_EVERY-th time on each thread: an error reaches the program
- * within that many operations. */
+ * within that many operations. Still needed with async_repeats (docs/internals.md
+ * "Errors of queued calls"): cuDNN's compute calls are queued without a check, as their
+ * descriptors are made per operation and their ids never repeat. */
 #define SYNC_EVERY 16
 static _Thread_local unsigned since_sync;
 
