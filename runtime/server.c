@@ -547,6 +547,11 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         }
         put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report,
                    report ? sc->dfr[held_at].err : 0);
+        if (report && sc->dfr[held_at].more) /* natively each would have said its own */
+            apigen_log("%s: %u more queued calls failed after %s (%lld), whose error %s returned "
+                       "to the guest thread %s", api->name, sc->dfr[held_at].more,
+                       call_name(api, sc->dfr[held_at].call_id), (long long)sc->dfr[held_at].err,
+                       call_name(api, call_id), apigen_tp_peer(sc->conn));
         if (report)
             dfr_drop(sc, held_at);
         /* what the call printed (a kernel's printf at a synchronization) goes
