@@ -76,7 +76,7 @@ static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "cache", "cache_forget", "contents", "thread_state",
-                                      "async_check", "keeps_deferred", "on_failure", NULL};
+                                      "async_check", "async_repeats", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
@@ -2673,6 +2673,20 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             else
                 f->async_check = arena_strdup(c->a, fn_);
         }
+    }
+    /* async_repeats: queued only when the same checked values succeeded in a
+     * sync call before (runtime/repeat.c) */
+    const spec_node *arp = spec_get(E, "async_repeats");
+    if (arp && spec_bool(arp, "async_repeats", d, f->name, NULL, &f->async_repeats) &&
+        f->async_repeats) {
+        if (!f->async && !ain)
+            diag_error(d, arp->loc, f->name, NULL,
+                       "`async_repeats` applies to async calls: give `async: true` or "
+                       "`async_if:` too, or drop it");
+        else if (!ret_is_error(c->m, f))
+            diag_error(d, arp->loc, f->name, NULL,
+                       "`async_repeats` needs a function that returns the API's error type "
+                       "(its success marks the values accepted); drop it");
     }
 }
 

@@ -508,6 +508,60 @@ static const handle_type_def *handle_named(const api_model *m, const char *name)
     return NULL;
 }
 
+/* `async_repeats:` the key of the values the library checks (runtime/repeat.c):
+ * integers, enums and structs by value, handle ids, a device address's
+ * alignment and NULL-ness, the state values the call carries, an input
+ * array's presence and, for integer or enum elements, its contents.
+ * Floating-point data is left out: libraries take any value, and a scale
+ * that changes per call must not make every call a first one. */
+static void put_repeat_key(stub_fn *s)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    PUT("stub_repeat_key", "api", e->m->api.name, "API", e->API, "fn", f->name);
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const handle_type_def *h = handle_named(e->m, f->state_uses[k].handle_type);
+        char *v = xasprintf("st_%s_", h->states[f->state_uses[k].slot].name);
+        PUT("stub_repeat_mix", "name", v);
+        free(v);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_def *p = &f->sig.params[i];
+        const param_ann *a = &p->ann;
+        const char *name = s->names[i];
+        switch (a->kind) {
+        case PK_VALUE:
+            if (p->type->kind != TY_FLOAT) PUT("stub_repeat_mix", "name", name);
+            break;
+        case PK_STRUCT:
+        case PK_HANDLE:
+            PUT("stub_repeat_mix", "name", name);
+            break;
+        case PK_DEVPTR:
+            PUT("stub_repeat_mix_dev", "name", name);
+            break;
+        case PK_IN:
+        case PK_INOUT:
+            if (a->elem == EK_BYTES && !a->count_is_bytes && a->elem_type &&
+                (a->elem_type->kind == TY_SINT || a->elem_type->kind == TY_UINT ||
+                 a->elem_type->kind == TY_ENUM || a->elem_type->kind == TY_BOOL))
+                PUT("stub_repeat_mix_in", "name", name);
+            else
+                PUT("stub_repeat_mix_present", "name", name);
+            break;
+        case PK_OUT:
+        case PK_STRING:
+        case PK_CALLBACK:
+        case PK_COND: /* its branch follows from the values mixed here */
+            PUT("stub_repeat_mix_present", "name", name);
+            break;
+        case PK_USERDATA:
+        case PK_IGNORE:
+            break;
+        }
+    }
+}
+
 /* After the reply: the guest's tracking of handle states (spec `state:`):
  * a setter's value, a new handle's initial values, a destroyed one's end. */
 static void put_state_after(stub_fn *s, const char *ok)
@@ -1024,6 +1078,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         put_tstate_answer(&s);
         e->o.indent = 0;
     }
+    if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
     if (f->async_check) { /* asked first: it may make calls of its own */
         char *call = async_check_text(f, s.names, 1);
         char *d = xasprintf("bool may_queue_ = %s", call);
@@ -1157,6 +1212,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             free(cond);
             cond = c2;
         }
+        if (f->async_repeats) { /* the values the library checks: accepted before? */
+            put_repeat_key(&s);
+            char *c2 = cond ? xasprintf("(%s) && apigen_repeat_known(rk_)", cond)
+                            : xstrdup("apigen_repeat_known(rk_)");
+            free(cond);
+            cond = c2;
+        }
         if (vouch) PUT("stub_vouch_note");
         if (cond) {
             PUT("stub_if", "cond", cond);
@@ -1167,9 +1229,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         PUT("stub_async");
         if (lasterr)
             PUT("stub_lasterr_queued", "api", m->api.name, "checked",
-                f->async_check ? "may_queue_" : "false",
-                "why", f->async_check ? "unchanged when async_check vouched for the call"
-                                      : "unknown: it may fail on the server");
+                f->async_check ? "may_queue_" : f->async_repeats ? "true" : "false",
+                "why", f->async_check     ? "unchanged when async_check vouched for the call"
+                       : f->async_repeats ? "unchanged: the library accepted these values before"
+                                          : "unknown: it may fail on the server");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
                 PUT("stub_dev_forget", "api", m->api.name, "name", s.names[i], "ok", "1");
@@ -1192,7 +1255,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
     for (size_t i = 0; i < f->sig.nparams; i++)
         gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
-    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || gid_sync;
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || f->async_repeats ||
+                   gid_sync;
     free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
@@ -1261,6 +1325,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_cache_keep", "cond", keep);
             free(keep);
         }
+        if (f->async_repeats) PUT("stub_repeat_note", "success", success);
         put_tstate_after(&s, success);
         for (size_t i = 0; i < f->ncache_forget; i++)
             PUT("stub_cache_forget", "group", m->api.cache_groups[f->cache_forget[i]]);

@@ -667,6 +667,19 @@ bool apigen_lasterr_clean(const apigen_api *api);
 void apigen_lasterr_answered(const apigen_api *api, bool success);
 void apigen_lasterr_forget(const apigen_api *api);
 void apigen_lasterr_queued(const apigen_api *api, bool checked);
+/* Repeats of calls the library accepted (spec `async_repeats: true`,
+ * runtime/repeat.c): a generated stub hashes the values the library checks
+ * (integers, enums, handle ids, the alignment of device addresses, the
+ * integer contents of small input arrays; never floating-point data) into a
+ * key, sends the call synchronously until a call with that key succeeded in
+ * this process, and queues it from then on: the library already accepted
+ * those values, so a queued repeat cannot be refused at the call. known:
+ * such a call succeeded (false when APIGEN_REPEAT=0). note: it did. */
+uint64_t apigen_repeat_key(const apigen_api *api, uint32_t call_id);
+uint64_t apigen_repeat_mix(uint64_t key, const void *p, size_t n);
+uint64_t apigen_repeat_mix_u64(uint64_t key, uint64_t v);
+bool apigen_repeat_known(uint64_t key);
+void apigen_repeat_note(uint64_t key);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.

@@ -314,9 +314,23 @@ static void gids_sent(gthr *t)
     }
 }
 
+/* Queued calls' errors a sync call got but could not return (it returned a
+ * handle, or hand-written code held it) and no later call of their API
+ * returned: said once, as the thread or the process ends, never dropped. */
+static void pend_unreported(gthr *t, const char *when)
+{
+    for (unsigned i = 0; i < t->npend; i++)
+        apigen_log("%s: a queued call failed with %lld and no later %s call of this thread "
+                   "returned the error (%s)", t->pend[i].api->name, (long long)t->pend[i].err,
+                   t->pend[i].api->name, when);
+    t->npend = 0;
+}
+
 static void free_thr(gthr *t, bool flush)
 {
     char err[256];
+    if (flush)
+        pend_unreported(t, "thread exit");
     if (flush)
         retire_thr(t); /* nobody else sends this queue from now on */
     if (flush && t->conn && t->in_frame)
@@ -1917,6 +1931,8 @@ __attribute__((destructor)) static void flush_at_exit(void)
 {
     char err[256];
     for (gthr *t = tl_head; t; t = t->next) {
+        if (t->gen == t->g->gen)
+            pend_unreported(t, "process exit");
         if (t->locked)
             continue; /* exit() inside a call */
         tlock_take(&t->mu); /* the flusher may be sending it */

@@ -82,6 +82,8 @@ typedef struct sconn {
     struct {
         const apigen_api *api;
         int64_t err;
+        uint32_t call_id; /* the queued call that failed (for the log) */
+        unsigned more;    /* later queued failures it stands for */
     } dfr[RT_DEFER_APIS];
     unsigned ndfr;
     rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
@@ -111,17 +113,22 @@ static void dfr_drop(sconn *sc, int i)
 }
 
 /* an async call of api failed: kept unless api already holds one (the
- * first failure is the one reported) */
-static void dfr_hold(sconn *sc, const apigen_api *api, int64_t err)
+ * first failure is the one reported; the later ones are counted) */
+static void dfr_hold(sconn *sc, const apigen_api *api, int64_t err, uint32_t call_id)
 {
-    if (dfr_find(sc, api) >= 0)
+    int at = dfr_find(sc, api);
+    if (at >= 0) {
+        sc->dfr[at].more++;
         return;
+    }
     if (sc->ndfr == RT_DEFER_APIS) { /* more APIs on one connection than the runtime keeps */
         apigen_log("%s: an async call's error (%lld) is not kept: %u APIs already hold one on "
                    "this connection", api->name, (long long)err, (unsigned)RT_DEFER_APIS);
         return;
     }
     sc->dfr[sc->ndfr].api = api;
+    sc->dfr[sc->ndfr].call_id = call_id;
+    sc->dfr[sc->ndfr].more = 0;
     sc->dfr[sc->ndfr++].err = err;
 }
 
@@ -551,9 +558,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
         if (cx.status != APIGEN_OK)
-            dfr_hold(sc, api, api->status_error[cx.status]);
+            dfr_hold(sc, api, api->status_error[cx.status], call_id);
         else if (cx.has_result && cx.result_error != api->success_value)
-            dfr_hold(sc, api, cx.result_error);
+            dfr_hold(sc, api, cx.result_error, call_id);
     } else {
         bool report = cx.status == APIGEN_OK && held && !rtd.last_error_call;
         if (rtd.last_error_call && cx.status == APIGEN_OK && held) {
@@ -568,6 +575,11 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         }
         put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report,
                    report ? sc->dfr[held_at].err : 0);
+        if (report && sc->dfr[held_at].more) /* natively each would have said its own */
+            apigen_log("%s: %u more queued calls failed after %s (%lld), whose error %s returned "
+                       "to the guest thread %s", api->name, sc->dfr[held_at].more,
+                       call_name(api, sc->dfr[held_at].call_id), (long long)sc->dfr[held_at].err,
+                       call_name(api, call_id), apigen_tp_peer(sc->conn));
         if (report)
             dfr_drop(sc, held_at);
         /* what the call printed (a kernel's printf at a synchronization) goes
@@ -615,6 +627,20 @@ static bool stream_head_first(const sconn *sc, const apigen_frame_hdr *h)
            api->stream_in_calls[call_id] &&
            !(h->flags & (APIGEN_F_BYE | APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) &&
            !(h->call_id == RT_CALL_WAIT && (h->flags & APIGEN_F_ASYNC));
+}
+
+/* The guest thread is gone with queued calls' errors that no call of their
+ * API returned (it made none after them): never dropped silently. */
+static void dfr_unreported(sconn *sc)
+{
+    for (unsigned i = 0; i < sc->ndfr; i++)
+        apigen_log("%s: queued call %s failed with %lld%s, and the guest thread %s made no later "
+                   "%s call that could return it: the error was never reported to the program",
+                   sc->dfr[i].api->name, call_name(sc->dfr[i].api, sc->dfr[i].call_id),
+                   (long long)sc->dfr[i].err,
+                   sc->dfr[i].more ? " (and later queued calls failed too)" : "",
+                   sc->conn ? apigen_tp_peer(sc->conn) : "?", sc->dfr[i].api->name);
+    sc->ndfr = 0;
 }
 
 static void *conn_main(void *arg)
@@ -692,6 +718,7 @@ static void *conn_main(void *arg)
      * last connection destroys what the client created). A socket handed to
      * a session child is only closed here: shutdown would end it there too. */
     rt_mx_unclaim(&sc->mx);
+    dfr_unreported(sc);
     if (sc->lane) { /* its owner's lanes hold the connection now */
         pthread_mutex_lock(&srv->mu);
         sc->conn = NULL;

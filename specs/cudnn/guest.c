@@ -375,7 +375,9 @@ static void live_forget(const void *desc)
  * file lets go without a round trip (a variant pack's create) therefore go
  * synchronously every SYNC_EVERY-th time on each thread: an error reaches the program
  * within that many operations (the kept sizes: the runtime's RT_MEMO_ASK_EVERY, the
- * same rule for memoized queries). */
+ * same rule for memoized queries). Still needed with async_repeats (docs/internals.md
+ * "Errors of queued calls"): cuDNN's compute calls are queued without a check, as their
+ * descriptors are made per operation and their ids never repeat. */
 #define SYNC_EVERY 16
 static _Thread_local unsigned since_sync;
 
