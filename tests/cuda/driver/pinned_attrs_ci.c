@@ -103,7 +103,25 @@ static void show(const char *what, char *base, size_t size, char *p)
            ctx_name(c), on);
 }
 
-int main(void)
+/* --all (tests/gpu/pinned-attrs.sh): every attribute cuda.h numbers, its
+ * error and raw value (addresses relative to the block), for reading */
+static void all(char *a, size_t size)
+{
+    for (int at = 1; at <= 21; at++) {
+        unsigned char v[64];
+        memset(v, 0x77, sizeof v);
+        CUresult e = cuPointerGetAttribute(v, (CUpointer_attribute)at, (CUdeviceptr)(uintptr_t)(a + 16));
+        unsigned long long x = 0;
+        memcpy(&x, v, 8);
+        printf("attribute %2d: %3d, 8 bytes %#llx", at, (int)e, x);
+        if (x >= (uintptr_t)a && x < (uintptr_t)a + size) printf(" (block + %llu)", x - (uintptr_t)a);
+        printf("\n");
+    }
+    unsigned flags = 77;
+    printf("cuMemHostGetFlags: %d, %u\n", (int)cuMemHostGetFlags(&flags, a), flags);
+}
+
+int main(int argc, char **argv)
 {
     CUdevice d;
     CUcontext ctx2;
@@ -118,6 +136,13 @@ int main(void)
     printf("cuMemAllocHost(4096): %d\n", (int)e);
     if (e) return 1;
     memset(a, 1, 10000);
+    if (argc > 1 && strcmp(argv[1], "--all") == 0) {
+        printf("-- cuMemHostAlloc(10000, PORTABLE | DEVICEMAP)\n");
+        all(a, 10000);
+        printf("-- cuMemAllocHost(4096)\n");
+        all(b, 4096);
+        return 0;
+    }
     show("cuMemHostAlloc block", a, 10000, a);
     show("inside it (+1234)", a, 10000, a + 1234);
     show("its last byte", a, 10000, a + 9999);
