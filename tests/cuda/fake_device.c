@@ -90,6 +90,25 @@ FAKE cudaError_t cudaSetDevice(int device)
     current_ = device;
     return cudaSuccess;
 }
+/* the valid-device list's checks (tests/cuda/inputs_rt.c): every entry a
+ * device, no negative length, NULL only with no entries */
+FAKE cudaError_t cudaSetValidDevices(int *device_arr, int len)
+{
+    if (len < 0 || (!device_arr && len)) return fail(cudaErrorInvalidValue);
+    for (int i = 0; i < len; i++)
+        if (device_arr[i] < 0 || device_arr[i] >= ndev()) return fail(cudaErrorInvalidDevice);
+    return cudaSuccess;
+}
+/* the thread's capture mode, swapped */
+static _Thread_local int capture_mode_;
+FAKE cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    if (!mode || (int)*mode < 0 || (int)*mode > 2) return fail(cudaErrorInvalidValue);
+    int old = capture_mode_;
+    capture_mode_ = (int)*mode;
+    *mode = (enum cudaStreamCaptureMode)old;
+    return cudaSuccess;
+}
 FAKE cudaError_t cudaGetDevice(int *device)
 {
     if (!device) return fail(cudaErrorInvalidValue);

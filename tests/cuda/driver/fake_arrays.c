@@ -6,7 +6,8 @@
  * surface) as host memory, and the 2D/3D/array copies with the driver's
  * bounds (a region past an array's edge, or a row wider than a pitch:
  * CUDA_ERROR_INVALID_VALUE), host registrations whose device pointer is the
- * host pointer, pinned memory and the pointer queries about it.
+ * host pointer, pinned memory and the pointer queries about it, the
+ * capture mode's exchange, texture references' border color.
  * Everything else is the toolkit's stubs library.
  * Never used with a GPU. */
 #define _GNU_SOURCE
@@ -326,6 +327,45 @@ FAKE CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int
 {
     if (!d || !p || flags) return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* the thread's capture mode, swapped (tests/cuda/driver/inputs_ci.c) */
+static _Thread_local int capture_mode_;
+FAKE CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode || (int)*mode < 0 || (int)*mode > 2) return CUDA_ERROR_INVALID_VALUE;
+    int old = capture_mode_;
+    capture_mode_ = (int)*mode;
+    *mode = (CUstreamCaptureMode)old;
+    return CUDA_SUCCESS;
+}
+
+/* texture references: their border color (RGBA) kept */
+struct CUtexref_st {
+    float border[4];
+};
+FAKE CUresult cuTexRefCreate(CUtexref *t)
+{
+    if (!t) return CUDA_ERROR_INVALID_VALUE;
+    return (*t = calloc(1, sizeof **t)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuTexRefDestroy(CUtexref t)
+{
+    if (!t) return CUDA_ERROR_INVALID_VALUE;
+    free(t);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuTexRefSetBorderColor(CUtexref t, float *c)
+{
+    if (!t || !c) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(t->border, c, sizeof t->border);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuTexRefGetBorderColor(float *c, CUtexref t)
+{
+    if (!t || !c) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(c, t->border, sizeof t->border);
     return CUDA_SUCCESS;
 }
 
