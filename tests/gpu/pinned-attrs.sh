@@ -32,7 +32,7 @@ gcc -O1 -o "$tmp/drv" tests/cuda/driver/pinned_attrs_ci.c -I"$CUDA_HOME/include"
 echo "== tests/gpu/pinned-attrs.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 sed_drv="s/BUFFER_ID 0, nonzero$/BUFFER_ID 801, untouched/"
-sed_drv_tcp="$sed_drv;s/cuMemHostGetDevicePointer_v2 0, the block's + offset$/cuMemHostGetDevicePointer_v2 801/;s/DEVICE_POINTER 0, as cuMemHostGetDevicePointer_v2$/DEVICE_POINTER 1, untouched/;s/device pointer as cuMemHostGetDevicePointer_v2,/device pointer 0,/"
+sed_drv_tcp="$sed_drv;/^registered/!s/cuMemHostGetDevicePointer_v2 0, the block's + offset$/cuMemHostGetDevicePointer_v2 801/;/^registered/!s/DEVICE_POINTER 0, as cuMemHostGetDevicePointer_v2$/DEVICE_POINTER 1, untouched/;/^registered/!s/device pointer as cuMemHostGetDevicePointer_v2,/device pointer 0,/"
 sed_rt_tcp="s/cudaHostGetDevicePointer 0, the block's + offset$/cudaHostGetDevicePointer 801/;s/device pointer as cudaHostGetDevicePointer$/device pointer NULL/"
 # start SERVER TRANSPORT: a fresh server; its url in $url
 start() {

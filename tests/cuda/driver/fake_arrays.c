@@ -144,10 +144,37 @@ typedef struct {
     unsigned flags;
     CUcontext ctx;
     unsigned long long id;
+    int owned; /* cuMemHostAlloc's (cuMemHostRegister's: the caller's memory) */
 } pinned;
 static pinned pinned_[256];
 static unsigned long long next_id_ = 1;
 static pthread_mutex_t pinned_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+/* a block recorded: 1, or 0 (the table full) */
+static int pinned_add(void *p, size_t n, unsigned flags, int owned)
+{
+    size_t i = 0;
+    pthread_mutex_lock(&pinned_lock_);
+    while (i < sizeof pinned_ / sizeof *pinned_ && pinned_[i].base) i++;
+    if (i < sizeof pinned_ / sizeof *pinned_)
+        pinned_[i] = (pinned){(uintptr_t)p, n, flags, current_, next_id_++, owned};
+    pthread_mutex_unlock(&pinned_lock_);
+    return i < sizeof pinned_ / sizeof *pinned_;
+}
+
+/* the block starting at p taken out: 1, or 0 (none of that kind) */
+static int pinned_remove(void *p, int owned)
+{
+    int found = 0;
+    pthread_mutex_lock(&pinned_lock_);
+    for (size_t i = 0; i < sizeof pinned_ / sizeof *pinned_ && !found; i++)
+        if (p && pinned_[i].base == (uintptr_t)p && pinned_[i].owned == owned) {
+            pinned_[i].base = 0;
+            found = 1;
+        }
+    pthread_mutex_unlock(&pinned_lock_);
+    return found;
+}
 
 /* a copy of the block holding p: 1, or 0 */
 static int pinned_of(uintptr_t p, pinned *out)
@@ -169,13 +196,7 @@ FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
     void *p = malloc(n);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&pinned_lock_);
-    size_t i = 0;
-    while (i < sizeof pinned_ / sizeof *pinned_ && pinned_[i].base) i++;
-    if (i < sizeof pinned_ / sizeof *pinned_)
-        pinned_[i] = (pinned){(uintptr_t)p, n, flags, current_, next_id_++};
-    pthread_mutex_unlock(&pinned_lock_);
-    if (i == sizeof pinned_ / sizeof *pinned_) {
+    if (!pinned_add(p, n, flags, 1)) {
         free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -185,15 +206,7 @@ FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 FAKE CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemHostAlloc(pp, n, 0); }
 FAKE CUresult cuMemFreeHost(void *p)
 {
-    int found = 0;
-    pthread_mutex_lock(&pinned_lock_);
-    for (size_t i = 0; i < sizeof pinned_ / sizeof *pinned_ && !found; i++)
-        if (p && pinned_[i].base == (uintptr_t)p) {
-            pinned_[i].base = 0;
-            found = 1;
-        }
-    pthread_mutex_unlock(&pinned_lock_);
-    if (!found) return CUDA_ERROR_INVALID_VALUE;
+    if (!pinned_remove(p, 1)) return CUDA_ERROR_INVALID_VALUE;
     free(p);
     return CUDA_SUCCESS;
 }
@@ -313,15 +326,18 @@ FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 }
 
 /* host registration (tests/cuda/driver/registered_ci.c natively): mapped
- * memory's device pointer is the host pointer (unified addressing) */
+ * memory's device pointer is the host pointer (unified addressing); the
+ * range is recorded as pinned memory's (pointer queries) */
 FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
-    (void)flags;
-    return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (pinned_of((uintptr_t)p, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    return pinned_add(p, n, flags, 0) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 FAKE CUresult cuMemHostUnregister(void *p)
 {
-    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return pinned_remove(p, 0) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 FAKE CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {

@@ -8,7 +8,8 @@
  * the same but for the documented differences the test's sed script writes
  * into the native output (tests/cuda/CMakeLists.txt): BUFFER_ID is the
  * driver's alone (CUDA_ERROR_NOT_SUPPORTED), and over tcp:// the device
- * cannot reach the memory (no device pointer). Addresses print as relations
+ * cannot reach pinned memory (no device pointer; a mapped registration's
+ * device allocation it can). Registered memory is asked about too. Addresses print as relations
  * (the forwarded device pointer is the server's address of the bytes).
  * tests/gpu/pinned-attrs.sh runs it on a GPU. Exit 1 when setup fails. */
 #include <stdint.h>
@@ -155,6 +156,15 @@ int main(int argc, char **argv)
     show("from another context", a, 10000, a + 8);
     cuCtxDestroy(ctx2);
     cuCtxSetCurrent(ctx1_);
+    /* registered memory (mapped): the same answers, its device pointer the
+     * registration's (forwarded: its device allocation, tcp:// too) */
+    static char reg[8192] __attribute__((aligned(4096)));
+    printf("cuMemHostRegister(DEVICEMAP): %d\n", (int)cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_DEVICEMAP));
+    show("registered range", reg, sizeof reg, reg + 100);
+    printf("cuMemHostUnregister: %d\n", (int)cuMemHostUnregister(reg));
+    unsigned rtype = 77;
+    printf("unregistered: MEMORY_TYPE %d\n", (int)cuPointerGetAttribute(&rtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                                        (CUdeviceptr)(uintptr_t)reg));
     /* freed: no pointer the driver knows (the list: success, defaults) */
     printf("cuMemFreeHost: %d\n", (int)cuMemFreeHost(b));
     unsigned type = 77, flags = 77;
