@@ -17355,7 +17355,7 @@ static void h_cuTexRefGetBorderColor(apigen_call_ctx *cx)
     hTexRef = (CUtexref)(uintptr_t)r_;
     if (!apigen_get_u8(cx->rd, &p_pBorderColor)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBorderColor"); return; }
     if (p_pBorderColor) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_pBorderColor)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBorderColor"); return; }
+        if (!apigen_mul_size((uint64_t)(4), sizeof(float), &n_pBorderColor)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBorderColor"); return; }
         pBorderColor = apigen_scratch(cx, n_pBorderColor, 1);
         if (pBorderColor == NULL) return;
     }
@@ -17878,28 +17878,22 @@ static void h_cuTexRefSetBorderColor(apigen_call_ctx *cx)
     CUresult ret_;
     uint64_t v_hTexRef;
     void *r_;
-    uint8_t p_pBorderColor = 0;
+    const void *b_pBorderColor = NULL;
+    uint64_t l_pBorderColor = 0;
     uint64_t n_pBorderColor = 0;
-    int ok_;
-    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_hTexRef)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hTexRef"); return; }
     if (!apigen_handle_get(cx, &ht_CUtexref, v_hTexRef, &r_)) return; /* hTexRef */
     hTexRef = (CUtexref)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBorderColor)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBorderColor"); return; }
-    if (p_pBorderColor) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_pBorderColor)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBorderColor"); return; }
-        pBorderColor = apigen_scratch(cx, n_pBorderColor, 1);
-        if (pBorderColor == NULL) return;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pBorderColor, &l_pBorderColor, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBorderColor"); return; }
+    if (b_pBorderColor != NULL) {
+        if (!apigen_mul_size((uint64_t)(4), sizeof(float), &n_pBorderColor)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBorderColor"); return; }
+        if (l_pBorderColor != n_pBorderColor) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBorderColor"); return; }
+        pBorderColor = (float *)b_pBorderColor;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuTexRefSetBorderColor(hTexRef, pBorderColor);
     apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBorderColor) { /* pBorderColor */
-        k_ = ok_ ? n_pBorderColor : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBorderColor, k_)) return;
-    }
 }
 
 static void h_cuTexRefSetFilterMode(apigen_call_ctx *cx)
@@ -18071,16 +18065,21 @@ static void h_cuThreadExchangeStreamCaptureMode(apigen_call_ctx *cx)
 {
     CUstreamCaptureMode *mode = {0};
     CUresult ret_;
-    uint8_t p_mode = 0;
+    const void *b_mode = NULL;
+    uint64_t l_mode = 0;
     uint64_t n_mode = 0;
+    uint8_t p_mode = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_u8(cx->rd, &p_mode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
-    if (p_mode) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_mode, &l_mode, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
+    if (b_mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamCaptureMode), &n_mode)) { apigen_reject(cx, APIGEN_TOO_LARGE, "mode"); return; }
+        if (l_mode != n_mode) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
         mode = apigen_scratch(cx, n_mode, 1);
         if (mode == NULL) return;
+        memcpy(mode, b_mode, n_mode);
     }
+    p_mode = b_mode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuThreadExchangeStreamCaptureMode(mode);
     apigen_result(cx, (int64_t)ret_);

@@ -27545,7 +27545,7 @@ APIGEN_EXPORT CUresult cuTexRefGetBorderColor(float *pBorderColor, CUtexref hTex
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hTexRef)) goto nomem; /* hTexRef */
     if (pBorderColor != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_pBorderColor)) goto badargs;
+        if (!apigen_mul_size((uint64_t)(4), sizeof(float), &n_pBorderColor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pBorderColor != NULL)) goto nomem; /* pBorderColor */
     st_ = apigen_call_sync(&call_);
@@ -28388,9 +28388,9 @@ APIGEN_EXPORT CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderCo
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hTexRef)) goto nomem; /* hTexRef */
     if (pBorderColor != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_pBorderColor)) goto badargs;
+        if (!apigen_mul_size((uint64_t)(4), sizeof(float), &n_pBorderColor)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pBorderColor != NULL)) goto nomem; /* pBorderColor */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pBorderColor, n_pBorderColor)) goto nomem; /* pBorderColor */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28399,7 +28399,6 @@ APIGEN_EXPORT CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderCo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (pBorderColor != NULL && !apigen_get_into(&call_.rd, pBorderColor, n_pBorderColor, NULL)) goto bad; /* pBorderColor */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -28795,7 +28794,7 @@ APIGEN_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mo
     if (mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamCaptureMode), &n_mode)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, mode != NULL)) goto nomem; /* mode */
+    if (!apigen_put_opt_bytes_ref(call_.wr, mode, n_mode)) goto nomem; /* mode */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

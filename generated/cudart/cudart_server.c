@@ -7391,39 +7391,6 @@ static void h_cudaLogsCurrent(apigen_call_ctx *cx)
     }
 }
 
-static void h_cudaLogsDumpToFile(apigen_call_ctx *cx)
-{
-    cudaLogIterator *iterator = {0};
-    const char *pathToFile = {0};
-    unsigned int flags = {0};
-    cudaError_t ret_;
-    uint32_t v_flags;
-    uint8_t p_iterator = 0;
-    uint64_t n_iterator = 0;
-    const char *s_;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
-    flags = (unsigned int)v_flags;
-    if (!apigen_get_u8(cx->rd, &p_iterator)) { apigen_reject(cx, APIGEN_BAD_ARGS, "iterator"); return; }
-    if (p_iterator) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLogIterator), &n_iterator)) { apigen_reject(cx, APIGEN_TOO_LARGE, "iterator"); return; }
-        iterator = apigen_scratch(cx, n_iterator, 1);
-        if (iterator == NULL) return;
-    }
-    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pathToFile"); return; }
-    pathToFile = (const char *)s_;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaLogsDumpToFile(iterator, pathToFile, flags);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == cudaSuccess;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_iterator) { /* iterator */
-        k_ = ok_ ? n_iterator : 0;
-        if (!apigen_put_bytes_ref(cx->wr, iterator, k_)) return;
-    }
-}
-
 static void h_cudaLogsDumpToMemory(apigen_call_ctx *cx)
 {
     cudaLogIterator *iterator = {0};
@@ -8259,7 +8226,8 @@ static void h_cudaMemGetDefaultMemPool(apigen_call_ctx *cx)
     uint32_t v_type;
     uint8_t p_memPool = 0;
     uint64_t n_memPool = 0;
-    uint8_t p_location = 0;
+    const void *b_location = NULL;
+    uint64_t l_location = 0;
     uint64_t n_location = 0;
     int ok_;
     uint64_t k_;
@@ -8272,11 +8240,11 @@ static void h_cudaMemGetDefaultMemPool(apigen_call_ctx *cx)
         memPool = apigen_scratch(cx, n_memPool, sizeof(cudaMemPool_t));
         if (memPool == NULL) return;
     }
-    if (!apigen_get_u8(cx->rd, &p_location)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
-    if (p_location) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_location, &l_location, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+    if (b_location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) { apigen_reject(cx, APIGEN_TOO_LARGE, "location"); return; }
-        location = apigen_scratch(cx, n_location, 1);
-        if (location == NULL) return;
+        if (l_location != n_location) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+        location = (struct cudaMemLocation *)b_location;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaMemGetDefaultMemPool(memPool, location, type);
@@ -8288,10 +8256,6 @@ static void h_cudaMemGetDefaultMemPool(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && memPool[i_] != 0 ? apigen_handle_put(cx, &ht_cudaMemPool_t, (void *)(uintptr_t)memPool[i_]) : 0)) return;
-    }
-    if (p_location) { /* location */
-        k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8342,7 +8306,8 @@ static void h_cudaMemGetMemPool(apigen_call_ctx *cx)
     uint32_t v_type;
     uint8_t p_memPool = 0;
     uint64_t n_memPool = 0;
-    uint8_t p_location = 0;
+    const void *b_location = NULL;
+    uint64_t l_location = 0;
     uint64_t n_location = 0;
     int ok_;
     uint64_t k_;
@@ -8355,11 +8320,11 @@ static void h_cudaMemGetMemPool(apigen_call_ctx *cx)
         memPool = apigen_scratch(cx, n_memPool, sizeof(cudaMemPool_t));
         if (memPool == NULL) return;
     }
-    if (!apigen_get_u8(cx->rd, &p_location)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
-    if (p_location) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_location, &l_location, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+    if (b_location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) { apigen_reject(cx, APIGEN_TOO_LARGE, "location"); return; }
-        location = apigen_scratch(cx, n_location, 1);
-        if (location == NULL) return;
+        if (l_location != n_location) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+        location = (struct cudaMemLocation *)b_location;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaMemGetMemPool(memPool, location, type);
@@ -8371,10 +8336,6 @@ static void h_cudaMemGetMemPool(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && memPool[i_] != 0 ? apigen_handle_put(cx, &ht_cudaMemPool_t, (void *)(uintptr_t)memPool[i_]) : 0)) return;
-    }
-    if (p_location) { /* location */
-        k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8471,7 +8432,8 @@ static void h_cudaMemPoolGetAccess(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_flags = 0;
     uint64_t n_flags = 0;
-    uint8_t p_location = 0;
+    const void *b_location = NULL;
+    uint64_t l_location = 0;
     uint64_t n_location = 0;
     int ok_;
     uint64_t k_;
@@ -8484,11 +8446,11 @@ static void h_cudaMemPoolGetAccess(apigen_call_ctx *cx)
         flags = apigen_scratch(cx, n_flags, 1);
         if (flags == NULL) return;
     }
-    if (!apigen_get_u8(cx->rd, &p_location)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
-    if (p_location) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_location, &l_location, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+    if (b_location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) { apigen_reject(cx, APIGEN_TOO_LARGE, "location"); return; }
-        location = apigen_scratch(cx, n_location, 1);
-        if (location == NULL) return;
+        if (l_location != n_location) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+        location = (struct cudaMemLocation *)b_location;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaMemPoolGetAccess(flags, memPool, location);
@@ -8498,10 +8460,6 @@ static void h_cudaMemPoolGetAccess(apigen_call_ctx *cx)
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
         if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
-    }
-    if (p_location) { /* location */
-        k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8550,7 +8508,8 @@ static void h_cudaMemPoolImportPointer(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_ptr = 0;
     uint64_t n_ptr = 0;
-    uint8_t p_exportData = 0;
+    const void *b_exportData = NULL;
+    uint64_t l_exportData = 0;
     uint64_t n_exportData = 0;
     int ok_;
     uint64_t k_;
@@ -8564,11 +8523,11 @@ static void h_cudaMemPoolImportPointer(apigen_call_ctx *cx)
         ptr = apigen_scratch(cx, n_ptr, sizeof(void *));
         if (ptr == NULL) return;
     }
-    if (!apigen_get_u8(cx->rd, &p_exportData)) { apigen_reject(cx, APIGEN_BAD_ARGS, "exportData"); return; }
-    if (p_exportData) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_exportData, &l_exportData, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "exportData"); return; }
+    if (b_exportData != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolPtrExportData), &n_exportData)) { apigen_reject(cx, APIGEN_TOO_LARGE, "exportData"); return; }
-        exportData = apigen_scratch(cx, n_exportData, 1);
-        if (exportData == NULL) return;
+        if (l_exportData != n_exportData) { apigen_reject(cx, APIGEN_BAD_ARGS, "exportData"); return; }
+        exportData = (struct cudaMemPoolPtrExportData *)b_exportData;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudart_host_pool_import(cx, ptr, memPool, exportData);
@@ -8580,10 +8539,6 @@ static void h_cudaMemPoolImportPointer(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)ptr[i_])) return;
-    }
-    if (p_exportData) { /* exportData */
-        k_ = ok_ ? n_exportData : 0;
-        if (!apigen_put_bytes_ref(cx->wr, exportData, k_)) return;
     }
 }
 
@@ -8933,30 +8888,24 @@ static void h_cudaMemSetMemPool(apigen_call_ctx *cx)
     uint32_t v_type;
     uint64_t v_memPool;
     void *r_;
-    uint8_t p_location = 0;
+    const void *b_location = NULL;
+    uint64_t l_location = 0;
     uint64_t n_location = 0;
-    int ok_;
-    uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_type)) { apigen_reject(cx, APIGEN_BAD_ARGS, "type"); return; }
     type = (enum cudaMemAllocationType)v_type;
     if (!apigen_get_u64(cx->rd, &v_memPool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memPool"); return; }
     if (!apigen_handle_get(cx, &ht_cudaMemPool_t, v_memPool, &r_)) return; /* memPool */
     memPool = (cudaMemPool_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_location)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
-    if (p_location) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_location, &l_location, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+    if (b_location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) { apigen_reject(cx, APIGEN_TOO_LARGE, "location"); return; }
-        location = apigen_scratch(cx, n_location, 1);
-        if (location == NULL) return;
+        if (l_location != n_location) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
+        location = (struct cudaMemLocation *)b_location;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaMemSetMemPool(location, type, memPool);
     apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_location) { /* location */
-        k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
-    }
 }
 
 static void h_cudaMemcpy(apigen_call_ctx *cx)
@@ -11783,27 +11732,21 @@ static void h_cudaSetValidDevices(apigen_call_ctx *cx)
     int len = {0};
     cudaError_t ret_;
     uint32_t v_len;
-    uint8_t p_device_arr = 0;
+    const void *b_device_arr = NULL;
+    uint64_t l_device_arr = 0;
     uint64_t n_device_arr = 0;
-    int ok_;
-    uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_len)) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
     len = (int)(int32_t)v_len;
-    if (!apigen_get_u8(cx->rd, &p_device_arr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device_arr"); return; }
-    if (p_device_arr) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_device_arr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "device_arr"); return; }
-        device_arr = apigen_scratch(cx, n_device_arr, 1);
-        if (device_arr == NULL) return;
+    if (!apigen_get_opt_bytes(cx->rd, &b_device_arr, &l_device_arr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device_arr"); return; }
+    if (b_device_arr != NULL) {
+        if (!apigen_mul_size((uint64_t)(len), sizeof(int), &n_device_arr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "device_arr"); return; }
+        if (l_device_arr != n_device_arr) { apigen_reject(cx, APIGEN_BAD_ARGS, "device_arr"); return; }
+        device_arr = (int *)b_device_arr;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaSetValidDevices(device_arr, len);
     apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_device_arr) { /* device_arr */
-        k_ = ok_ ? n_device_arr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, device_arr, k_)) return;
-    }
 }
 
 static void h_cudaSignalExternalSemaphoresAsync(apigen_call_ctx *cx)
@@ -12993,16 +12936,21 @@ static void h_cudaThreadExchangeStreamCaptureMode(apigen_call_ctx *cx)
 {
     enum cudaStreamCaptureMode *mode = {0};
     cudaError_t ret_;
-    uint8_t p_mode = 0;
+    const void *b_mode = NULL;
+    uint64_t l_mode = 0;
     uint64_t n_mode = 0;
+    uint8_t p_mode = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_u8(cx->rd, &p_mode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
-    if (p_mode) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_mode, &l_mode, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
+    if (b_mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaStreamCaptureMode), &n_mode)) { apigen_reject(cx, APIGEN_TOO_LARGE, "mode"); return; }
+        if (l_mode != n_mode) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
         mode = apigen_scratch(cx, n_mode, 1);
         if (mode == NULL) return;
+        memcpy(mode, b_mode, n_mode);
     }
+    p_mode = b_mode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaThreadExchangeStreamCaptureMode(mode);
     apigen_result(cx, (int64_t)ret_);
@@ -13198,7 +13146,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[339] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13394,7 +13342,6 @@ static const char *const call_names_[339] = {
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
-    [CUDART_CALL_cudaLogsDumpToFile] = "cudaLogsDumpToFile",
     [CUDART_CALL_cudaLogsDumpToMemory] = "cudaLogsDumpToMemory",
     [CUDART_CALL_cudaMalloc] = "cudaMalloc",
     [CUDART_CALL_cudaMalloc3D] = "cudaMalloc3D",
@@ -13538,7 +13485,7 @@ static const char *const call_names_[339] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[339] = {
+static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13734,7 +13681,6 @@ static const apigen_handler_fn handlers_[339] = {
     [CUDART_CALL_cudaLibraryLoadFromFile] = h_cudaLibraryLoadFromFile,
     [CUDART_CALL_cudaLibraryUnload] = h_cudaLibraryUnload,
     [CUDART_CALL_cudaLogsCurrent] = h_cudaLogsCurrent,
-    [CUDART_CALL_cudaLogsDumpToFile] = h_cudaLogsDumpToFile,
     [CUDART_CALL_cudaLogsDumpToMemory] = h_cudaLogsDumpToMemory,
     [CUDART_CALL_cudaMalloc] = h_cudaMalloc,
     [CUDART_CALL_cudaMalloc3D] = h_cudaMalloc3D,
@@ -13878,7 +13824,7 @@ static const apigen_handler_fn handlers_[339] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[339] = {
+static const uint8_t stream_in_calls_[338] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

@@ -11959,56 +11959,13 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile, unsigned int flags)
 {
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cudaError_t ret_ = {0};
-    uint64_t n_iterator = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLogsDumpToFile))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    if (iterator != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLogIterator), &n_iterator)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, iterator != NULL)) goto nomem; /* iterator */
-    if (!apigen_put_str(call_.wr, pathToFile)) goto nomem; /* pathToFile */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cudaError_t)v_;
-    }
-    if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
-        ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
-    if (ret_ != cudaSuccess)
-        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
-    ret_ = (cudaError_t)cudart_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cudaLogsDumpToFile(iterator=%#llx, pathToFile=\"%s\", flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)iterator, pathToFile ? (const char *)pathToFile : "(null)", (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    (void)iterator;
+    (void)pathToFile;
+    (void)flags;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudaLogsDumpToFile: not supported: %s", "writes a file on the server's machine");
+    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
@@ -13143,7 +13100,7 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
     if (location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, location != NULL)) goto nomem; /* location */
+    if (!apigen_put_opt_bytes_ref(call_.wr, location, n_location)) goto nomem; /* location */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13160,7 +13117,6 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13268,7 +13224,7 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
     if (location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, location != NULL)) goto nomem; /* location */
+    if (!apigen_put_opt_bytes_ref(call_.wr, location, n_location)) goto nomem; /* location */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13285,7 +13241,6 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13514,7 +13469,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
     if (location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, location != NULL)) goto nomem; /* location */
+    if (!apigen_put_opt_bytes_ref(call_.wr, location, n_location)) goto nomem; /* location */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13524,7 +13479,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13641,7 +13595,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
     if (exportData != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolPtrExportData), &n_exportData)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, exportData != NULL)) goto nomem; /* exportData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, exportData, n_exportData)) goto nomem; /* exportData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13658,7 +13612,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14172,7 +14125,7 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
     if (location != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemLocation), &n_location)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, location != NULL)) goto nomem; /* location */
+    if (!apigen_put_opt_bytes_ref(call_.wr, location, n_location)) goto nomem; /* location */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14181,7 +14134,6 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -18140,9 +18092,9 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
     if (device_arr != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_device_arr)) goto badargs;
+        if (!apigen_mul_size((uint64_t)(len), sizeof(int), &n_device_arr)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, device_arr != NULL)) goto nomem; /* device_arr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, device_arr, n_device_arr)) goto nomem; /* device_arr */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18151,7 +18103,6 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (device_arr != NULL && !apigen_get_into(&call_.rd, device_arr, n_device_arr, NULL)) goto bad; /* device_arr */
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
@@ -20332,7 +20283,7 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
     if (mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaStreamCaptureMode), &n_mode)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, mode != NULL)) goto nomem; /* mode */
+    if (!apigen_put_opt_bytes_ref(call_.wr, mode, n_mode)) goto nomem; /* mode */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -20748,7 +20699,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[339] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -20944,7 +20895,6 @@ static const char *const call_names_[339] = {
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
-    [CUDART_CALL_cudaLogsDumpToFile] = "cudaLogsDumpToFile",
     [CUDART_CALL_cudaLogsDumpToMemory] = "cudaLogsDumpToMemory",
     [CUDART_CALL_cudaMalloc] = "cudaMalloc",
     [CUDART_CALL_cudaMalloc3D] = "cudaMalloc3D",

@@ -10838,20 +10838,19 @@ static void h_nvmlDeviceSetTemperatureThreshold(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_thresholdType;
-    uint8_t p_temp = 0;
+    const void *b_temp = NULL;
+    uint64_t l_temp = 0;
     uint64_t n_temp = 0;
-    int ok_;
-    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_thresholdType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "thresholdType"); return; }
     thresholdType = (nvmlTemperatureThresholds_t)v_thresholdType;
-    if (!apigen_get_u8(cx->rd, &p_temp)) { apigen_reject(cx, APIGEN_BAD_ARGS, "temp"); return; }
-    if (p_temp) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_temp, &l_temp, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "temp"); return; }
+    if (b_temp != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_temp)) { apigen_reject(cx, APIGEN_TOO_LARGE, "temp"); return; }
-        temp = apigen_scratch(cx, n_temp, 1);
-        if (temp == NULL) return;
+        if (l_temp != n_temp) { apigen_reject(cx, APIGEN_BAD_ARGS, "temp"); return; }
+        temp = (int *)b_temp;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_privileged(cx, "nvmlDeviceSetTemperatureThreshold", "changes the GPU for every user of the server"))
@@ -10862,12 +10861,7 @@ static void h_nvmlDeviceSetTemperatureThreshold(apigen_call_ctx *cx)
         else
             ret_ = nvmlDeviceSetTemperatureThreshold(device, thresholdType, temp);
     apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_temp) { /* temp */
-        k_ = ok_ ? n_temp : 0;
-        if (!apigen_put_bytes_ref(cx->wr, temp, k_)) return;
-    }
 }
 
 static void h_nvmlDeviceSetVgpuCapabilities(apigen_call_ctx *cx)

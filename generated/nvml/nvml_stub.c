@@ -13492,7 +13492,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device
     if (temp != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_temp)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, temp != NULL)) goto nomem; /* temp */
+    if (!apigen_put_opt_bytes_ref(call_.wr, temp, n_temp)) goto nomem; /* temp */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13501,7 +13501,6 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (nvmlReturn_t)v_;
     }
-    if (temp != NULL && !apigen_get_into(&call_.rd, temp, n_temp, NULL)) goto bad; /* temp */
     apigen_call_end(&call_);
     goto done;
 bad:

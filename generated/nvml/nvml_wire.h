@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVML_FINGERPRINT UINT64_C(0x90585258b400ce9b)
+#define NVML_FINGERPRINT UINT64_C(0x0d917ff179fa6a46)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -23,6 +23,12 @@ int apigen_cuda_is_guest_host(const void *p);
 /* host_mem.c: the bytes a cuPointerGetAttribute answer of this attribute
  * takes (cuda.h), 0 for one this header does not know */
 size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);
+/* host_mem.c: a pointer query about the guest's pinned or registered memory,
+ * answered from its records: 1 with *res the result (list: an entry of
+ * cuPointerGetAttributes, where "no device pointer" is NULL), 0 for other
+ * memory */
+int apigen_cuda_host_attr(void *data, CUpointer_attribute a, CUdeviceptr ptr, int list,
+                          CUresult *res);
 
 /* Whether an address of unified addressing is the server's (device memory,
  * or memory of the server's process the driver knows) rather than the

@@ -322,7 +322,12 @@ APIGEN_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
     if (numAttributes && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numAttributes; i++) {
         if (!data[i]) continue; /* the driver skips NULL slots too */
-        CUresult e = cuPointerGetAttribute(data[i], attributes[i], ptr);
+        CUresult e;
+        if (apigen_cuda_host_attr(data[i], attributes[i], ptr, 1, &e)) { /* pinned: host_mem.c */
+            if (e != CUDA_SUCCESS) return e;
+            continue;
+        }
+        e = cuPointerGetAttribute(data[i], attributes[i], ptr);
         /* cuda.h: "Unlike cuPointerGetAttribute, this function will not
          * return an error when the ptr encountered is not a valid CUDA
          * pointer. Instead, the attributes are assigned default NULL values

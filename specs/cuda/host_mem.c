@@ -29,7 +29,8 @@ typedef struct hrange {
     uintptr_t base;
     size_t size;
     unsigned flags;
-    int owned; /* allocated here (cuMemAllocHost, cuMemHostAlloc) */
+    int owned;     /* allocated here (cuMemAllocHost, cuMemHostAlloc) */
+    CUcontext ctx; /* current at the allocation or registration (pointer queries) */
 } hrange;
 
 static hrange *ranges_;
@@ -45,7 +46,7 @@ static long find(const void *p)
     return -1;
 }
 
-static int add(void *p, size_t size, unsigned flags, int owned)
+static int add(void *p, size_t size, unsigned flags, int owned, CUcontext ctx)
 {
     pthread_mutex_lock(&lock_);
     if (nranges_ == cap_) {
@@ -58,7 +59,7 @@ static int add(void *p, size_t size, unsigned flags, int owned)
         ranges_ = nr;
         cap_ = nc;
     }
-    ranges_[nranges_++] = (hrange){(uintptr_t)p, size ? size : 1, flags, owned};
+    ranges_[nranges_++] = (hrange){(uintptr_t)p, size ? size : 1, flags, owned, ctx};
     pthread_mutex_unlock(&lock_);
     return 1;
 }
@@ -71,25 +72,28 @@ int apigen_cuda_is_guest_host(const void *p)
     return i >= 0;
 }
 
-/* The driver needs a current context for host allocations. */
-static CUresult need_context(void)
+/* The driver needs a current context for host allocations (*ctx: it, which
+ * pointer queries answer as the memory's context). */
+static CUresult need_context(CUcontext *ctx)
 {
     CUcontext c = NULL;
     CUresult e = cuCtxGetCurrent(&c);
     if (e != CUDA_SUCCESS) return e;
+    if (ctx) *ctx = c;
     return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     if (!pp) return CUDA_ERROR_INVALID_VALUE;
-    CUresult e = need_context();
+    CUcontext ctx = NULL;
+    CUresult e = need_context(&ctx);
     if (e != CUDA_SUCCESS) return e;
     if (!bytesize) return CUDA_ERROR_INVALID_VALUE;
     void *p = apigen_arena_alloc(bytesize);
     if (!p && posix_memalign(&p, 4096, bytesize) != 0) p = NULL;
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!add(p, bytesize, Flags, 1)) {
+    if (!add(p, bytesize, Flags, 1, ctx)) {
         if (!apigen_arena_free(p)) free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -124,7 +128,8 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
 APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
     if (!p || !bytesize) return CUDA_ERROR_INVALID_VALUE;
-    CUresult e = need_context();
+    CUcontext ctx = NULL;
+    CUresult e = need_context(&ctx);
     if (e != CUDA_SUCCESS) return e;
     if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) {
         apigen_log("cuda: cuMemHostRegister: flags 0x%x (I/O memory of the GPU's machine) cannot "
@@ -136,7 +141,7 @@ APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
     long i = find(p);
     pthread_mutex_unlock(&lock_);
     if (i >= 0) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    return add(p, bytesize, Flags, 0) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    return add(p, bytesize, Flags, 0, ctx) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 APIGEN_EXPORT CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
@@ -207,8 +212,10 @@ static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t
 }
 
 /* The device pointer is noted as the client's device memory (unified
- * copies with it go to the server, async calls with it are vouched for). */
-APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+ * copies with it go to the server, async calls with it are vouched for).
+ * Memory the device cannot reach is CUDA_ERROR_NOT_SUPPORTED, with a log
+ * line unless quiet (a pointer query's, which says it its own way). */
+static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, int quiet)
 {
     if (!pdptr || !p) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&lock_);
@@ -220,7 +227,7 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
     unsigned flags = i >= 0 ? ranges_[i].flags : 0;
     pthread_mutex_unlock(&lock_);
     if (i < 0) {
-        CUresult e = need_context();
+        CUresult e = need_context(NULL);
         return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     }
     uint64_t peer = apigen_arena_peer_addr(&cuda_api, p, left);
@@ -229,16 +236,22 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
         return mapped_range(pdptr, p, base, size, flags);
     }
     if (!peer) {
-        apigen_log("cuMemHostGetDevicePointer_v2: %p is %s: the device reaches only host memory "
-                   "of the shared-memory arena (cuMemHostAlloc / cuMemAllocHost over unix:// or "
-                   "shm://): refused (CUDA_ERROR_NOT_SUPPORTED)",
-                   p, owned ? "pinned memory outside the arena" : "registered memory");
+        if (!quiet)
+            apigen_log("cuMemHostGetDevicePointer_v2: %p is %s: the device reaches only host "
+                       "memory of the shared-memory arena (cuMemHostAlloc / cuMemAllocHost over "
+                       "unix:// or shm://): refused (CUDA_ERROR_NOT_SUPPORTED)",
+                       p, owned ? "pinned memory outside the arena" : "registered memory");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     CUresult e = cuda_fwd_cuMemHostGetDevicePointer_v2(pdptr, (void *)(uintptr_t)peer, Flags);
     if (e == CUDA_SUCCESS && *pdptr && !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
         apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)*pdptr, left);
     return e;
+}
+
+APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    return device_pointer(pdptr, p, Flags, 0);
 }
 
 /* ---- pointer queries ----------------------------------------------------------------------------
@@ -268,12 +281,128 @@ static int own_pageable(CUdeviceptr p)
     return mincore((void *)(uintptr_t)(p & ~(CUdeviceptr)(pg - 1)), 1, &v) == 0;
 }
 
+/* The guest's pinned and registered memory (cuMemAllocHost, cuMemHostAlloc,
+ * cuMemHostRegister) is answered from its records: the server never saw
+ * these addresses (the arena's bytes have another address there, other
+ * memory none), so asking it gave CUDA_ERROR_INVALID_VALUE where the driver
+ * answers (a GPU run, 2026-11-26). The answers are cuda.h's for host memory
+ * of a context under unified addressing, interior pointers included: the
+ * context and device current at the allocation, CU_MEMORYTYPE_HOST, the
+ * pointer as host pointer, the recorded range as RANGE_START_ADDR/SIZE,
+ * MAPPED 1, IS_MANAGED 0, IS_LEGACY_CUDA_IPC_CAPABLE 0 (cudaIpcGetMemHandle
+ * takes device memory), P2P_TOKENS CUDA_ERROR_INVALID_VALUE (cuda.h: only
+ * cuMemAlloc memory has them). DEVICE_POINTER is what
+ * cuMemHostGetDevicePointer_v2 answers (the server's device pointer of the
+ * arena's bytes, a mapped registration's device allocation); where the
+ * device cannot reach the memory (tcp://, no arena) there is none: cuda.h's
+ * CUDA_ERROR_INVALID_VALUE, NULL in a cuPointerGetAttributes list (as
+ * cudaPointerAttributes::devicePointer documents). What only the driver
+ * gives for its own allocations (BUFFER_ID, SYNC_MEMOPS, handle types,
+ * pools, mappings, ...) the guest has no value for: CUDA_ERROR_NOT_SUPPORTED
+ * with a log line, never a made-up one. */
+static CUresult ctx_device(CUcontext ctx, int *ordinal)
+{
+    CUcontext cur = NULL;
+    CUdevice d = 0;
+    CUresult e = cuCtxGetCurrent(&cur);
+    if (e == CUDA_SUCCESS && cur == ctx) e = cuCtxGetDevice(&d);
+    else if (e == CUDA_SUCCESS) {
+#ifdef APIGEN_HAS_FN_cuCtxGetDevice_v2 /* 13.0 */
+        e = cuCtxGetDevice_v2(&d, ctx);
+#else
+        CUcontext popped = NULL;
+        if ((e = cuCtxPushCurrent_v2(ctx)) == CUDA_SUCCESS) {
+            e = cuCtxGetDevice(&d);
+            CUresult p = cuCtxPopCurrent_v2(&popped);
+            if (e == CUDA_SUCCESS) e = p;
+        }
+#endif
+    }
+    if (e == CUDA_SUCCESS) *ordinal = (int)d;
+    return e;
+}
+
+static CUresult put(void *data, const void *v, size_t n)
+{
+    memcpy(data, v, n);
+    return CUDA_SUCCESS;
+}
+
+static CUresult host_attr(void *data, CUpointer_attribute a, CUdeviceptr ptr, const hrange *r,
+                          int list)
+{
+    static int said_device_, said_other_;
+    const unsigned zero = 0, one = 1, host = CU_MEMORYTYPE_HOST;
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: return put(data, &r->ctx, sizeof r->ctx);
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: return put(data, &host, sizeof host);
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+        void *h = (void *)(uintptr_t)ptr;
+        return put(data, &h, sizeof h);
+    }
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: return put(data, &zero, sizeof zero);
+    case CU_POINTER_ATTRIBUTE_MAPPED: return put(data, &one, sizeof one);
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: {
+        CUdeviceptr b = (CUdeviceptr)r->base;
+        return put(data, &b, sizeof b);
+    }
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: return put(data, &r->size, sizeof r->size);
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+        int ordinal = 0;
+        CUresult e = ctx_device(r->ctx, &ordinal);
+        return e != CUDA_SUCCESS ? e : put(data, &ordinal, sizeof ordinal);
+    }
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_INVALID_VALUE;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+        CUdeviceptr d = 0;
+        CUresult e = need_context(NULL); /* cuda.h: none current is CUDA_ERROR_INVALID_CONTEXT */
+        if (e == CUDA_SUCCESS) e = device_pointer(&d, (void *)(uintptr_t)ptr, 0, 1);
+        if (e == CUDA_ERROR_NOT_SUPPORTED && list) e = CUDA_SUCCESS, d = 0;
+        if (e == CUDA_ERROR_NOT_SUPPORTED) {
+            if (!__atomic_exchange_n(&said_device_, 1, __ATOMIC_RELAXED))
+                apigen_log("cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_DEVICE_POINTER): %p is "
+                           "host memory of this process that the server's device cannot reach "
+                           "(only pinned memory of the shared-memory arena, unix:// or shm://, "
+                           "and mapped registrations are): no device pointer "
+                           "(CUDA_ERROR_INVALID_VALUE; logged once)",
+                           (void *)(uintptr_t)ptr);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        return e != CUDA_SUCCESS ? e : put(data, &d, sizeof d);
+    }
+    default:
+        if (!__atomic_exchange_n(&said_other_, 1, __ATOMIC_RELAXED))
+            apigen_log("cuPointerGetAttribute: attribute %d of %p, %s memory of this process: "
+                       "only the driver has a value for its own allocations, and this memory is "
+                       "not one of the server's: CUDA_ERROR_NOT_SUPPORTED (logged once)",
+                       (int)a, (void *)(uintptr_t)ptr, r->owned ? "pinned" : "registered");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+int apigen_cuda_host_attr(void *data, CUpointer_attribute a, CUdeviceptr ptr, int list,
+                          CUresult *res)
+{
+    hrange r;
+    pthread_mutex_lock(&lock_);
+    long i = find((const void *)(uintptr_t)ptr);
+    if (i >= 0) r = ranges_[i];
+    pthread_mutex_unlock(&lock_);
+    if (i < 0) return 0;
+    *res = host_attr(data, a, ptr, &r, list);
+    return 1;
+}
+
 APIGEN_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
                                              CUdeviceptr ptr)
 {
+    CUresult e;
+    if (apigen_cuda_host_attr(data, attribute, ptr, 0, &e)) return e;
     if (!own_pageable(ptr)) return cuda_fwd_cuPointerGetAttribute(data, attribute, ptr);
     uint64_t scratch[8]; /* the largest attribute (P2P tokens): never the caller's data */
-    CUresult e = cuda_fwd_cuPointerGetAttribute(data ? scratch : NULL, attribute, 0);
+    e = cuda_fwd_cuPointerGetAttribute(data ? scratch : NULL, attribute, 0);
     return e == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : e;
 }
 

@@ -216,6 +216,7 @@ typedef struct range {
     size_t size;
     unsigned flags; /* host ranges: cudaHostAlloc / cudaHostRegister flags */
     bool owned;     /* host ranges: allocated by us (cudaMallocHost, cudaHostAlloc) */
+    int device;     /* host ranges: the device current at the allocation (-1: unknown) */
 } range;
 
 typedef struct range_set {
@@ -225,7 +226,8 @@ typedef struct range_set {
 
 static range_set dev_ranges_, host_ranges_;
 
-static void ranges_add(range_set *s, const void *p, size_t size, unsigned flags, bool owned)
+static void ranges_add_on(range_set *s, const void *p, size_t size, unsigned flags, bool owned,
+                          int device)
 {
     if (!p) return;
     pthread_mutex_lock(&lock_);
@@ -239,8 +241,13 @@ static void ranges_add(range_set *s, const void *p, size_t size, unsigned flags,
         s->r = nr;
         s->cap = nc;
     }
-    s->r[s->n++] = (range){(uintptr_t)p, size ? size : 1, flags, owned};
+    s->r[s->n++] = (range){(uintptr_t)p, size ? size : 1, flags, owned, device};
     pthread_mutex_unlock(&lock_);
+}
+
+static void ranges_add(range_set *s, const void *p, size_t size, unsigned flags, bool owned)
+{
+    ranges_add_on(s, p, size, flags, owned, -1);
 }
 
 /* The range that contains p (copied out), or false. */
@@ -1226,6 +1233,19 @@ static cudaError_t local_error(cudaError_t e)
      cudaHostRegisterReadOnly)
 #define HOST_REGISTER_UNSUPPORTED cudaHostRegisterIoMemory
 
+/* The thread's device (-1: unknown), which cudaPointerGetAttributes gives
+ * as the device of host memory allocated or registered now (cuda_runtime_api.h:
+ * "the device which was current when the memory was allocated or
+ * registered"); its error is not the caller's. */
+static int device_now(void)
+{
+    int dev = -1;
+    apigen_hold_deferred(true);
+    if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+    apigen_hold_deferred(false);
+    return dev;
+}
+
 APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     if (!pHost) return local_error(cudaErrorInvalidValue);
@@ -1248,7 +1268,7 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     }
     if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
         return local_error(cudaErrorMemoryAllocation);
-    ranges_add(&host_ranges_, p, size, flags, true);
+    ranges_add_on(&host_ranges_, p, size, flags, true, device_now());
     *pHost = p;
     return cudaSuccess;
 }
@@ -1288,7 +1308,7 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
     if ((flags & cudaHostRegisterMapped) &&
         (e = cudart_registered_add(ptr, size, (flags & cudaHostRegisterReadOnly) != 0)) != cudaSuccess)
         return local_error(e);
-    ranges_add(&host_ranges_, ptr, size, flags, false);
+    ranges_add_on(&host_ranges_, ptr, size, flags, false, device_now());
     return cudaSuccess;
 }
 
@@ -1357,7 +1377,12 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
         uint64_t peer = apigen_arena_peer_addr(&cudart_api, ptr, 1);
         if (peer) {
             cudaError_t e = cudart_fwd_cudaPointerGetAttributes(attributes, (const void *)(uintptr_t)peer);
-            if (e == cudaSuccess) attributes->hostPointer = (void *)ptr;
+            if (e == cudaSuccess) {
+                attributes->hostPointer = (void *)ptr;
+                /* the arena was registered under whichever device was
+                 * current then: the block's is the one of its allocation */
+                if (r.device >= 0) attributes->device = r.device;
+            }
             return e;
         }
         /* Outside the arena (cudaHostRegister, or no arena): the memory is
@@ -1366,11 +1391,13 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
          * for a mapped registration's device allocation (registered.c). */
         void *mapped = NULL;
         if (!r.owned) (void)cudart_registered_device(ptr, &mapped, NULL);
-        int dev = 0;
-        apigen_hold_deferred(true);
-        cudaError_t e = cudaGetDevice(&dev);
-        apigen_hold_deferred(false);
-        if (e != cudaSuccess) return e;
+        int dev = r.device;
+        if (dev < 0) {
+            apigen_hold_deferred(true);
+            cudaError_t e = cudaGetDevice(&dev);
+            apigen_hold_deferred(false);
+            if (e != cudaSuccess) return e;
+        }
         memset(attributes, 0, sizeof *attributes);
         attributes->type = cudaMemoryTypeHost;
         attributes->device = dev;

@@ -90,6 +90,25 @@ FAKE cudaError_t cudaSetDevice(int device)
     current_ = device;
     return cudaSuccess;
 }
+/* the valid-device list's checks (tests/cuda/inputs_rt.c): every entry a
+ * device, no negative length, NULL only with no entries */
+FAKE cudaError_t cudaSetValidDevices(int *device_arr, int len)
+{
+    if (len < 0 || (!device_arr && len)) return fail(cudaErrorInvalidValue);
+    for (int i = 0; i < len; i++)
+        if (device_arr[i] < 0 || device_arr[i] >= ndev()) return fail(cudaErrorInvalidDevice);
+    return cudaSuccess;
+}
+/* the thread's capture mode, swapped */
+static _Thread_local int capture_mode_;
+FAKE cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    if (!mode || (int)*mode < 0 || (int)*mode > 2) return fail(cudaErrorInvalidValue);
+    int old = capture_mode_;
+    capture_mode_ = (int)*mode;
+    *mode = (enum cudaStreamCaptureMode)old;
+    return cudaSuccess;
+}
 FAKE cudaError_t cudaGetDevice(int *device)
 {
     if (!device) return fail(cudaErrorInvalidValue);
@@ -245,48 +264,62 @@ FAKE cudaError_t cudaPeekAtLastError(void)
 /* page-locked host memory: the server's staging blocks of streamed copies
  * (specs/cudart/host_copy.c) are plain memory here, so that CI and
  * bench/tcp-copy.sh take the path a GPU server takes */
-FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
-{
-    (void)flags;
-    if (!p) return fail(cudaErrorInvalidValue);
-    return (*p = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
-}
-FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
-FAKE cudaError_t cudaFreeHost(void *p)
-{
-    free(p);
-    return cudaSuccess;
-}
-/* the shared-memory arena (on the server) and the application's ranges
- * (natively, tests/cuda/registered_ci.c): "registered", their flags kept */
+/* the shared-memory arena (on the server), the application's ranges
+ * (natively, tests/cuda/registered_ci.c) and pinned blocks: "registered",
+ * their flags and the device current then kept (pointer queries) */
 static struct {
     char *p;
     size_t n;
     unsigned flags;
-} regs_[64];
-FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+    int device;
+} regs_[256];
+static void reg_add(void *ptr, size_t size, unsigned flags)
 {
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 256; i++)
         if (!regs_[i].p) {
-            regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags;
+            regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags, regs_[i].device = current_;
             break;
         }
+}
+static int reg_of(const void *ptr)
+{
+    for (int i = 0; i < 256; i++)
+        if (regs_[i].p && (const char *)ptr >= regs_[i].p && (const char *)ptr < regs_[i].p + regs_[i].n)
+            return i;
+    return -1;
+}
+FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
+{
+    if (!p) return fail(cudaErrorInvalidValue);
+    if (!(*p = block(size))) return fail(cudaErrorMemoryAllocation);
+    reg_add(*p, size ? size : 1, flags);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
+FAKE cudaError_t cudaFreeHost(void *p)
+{
+    for (int i = 0; i < 256; i++)
+        if (p && regs_[i].p == p) regs_[i].p = NULL;
+    free(p);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    reg_add(ptr, size, flags);
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostUnregister(void *ptr)
 {
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 256; i++)
         if (regs_[i].p == ptr) regs_[i].p = NULL;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
 {
-    for (int i = 0; i < 64; i++)
-        if (regs_[i].p && (char *)ptr >= regs_[i].p && (char *)ptr < regs_[i].p + regs_[i].n) {
-            *flags = regs_[i].flags;
-            return cudaSuccess;
-        }
-    return fail(cudaErrorInvalidValue);
+    int i = reg_of(ptr);
+    if (i < 0) return fail(cudaErrorInvalidValue);
+    *flags = regs_[i].flags;
+    return cudaSuccess;
 }
 /* mapped host memory with unified addressing: the device pointer is the
  * host pointer (tests/cuda/registered_ci.c natively) */
@@ -297,11 +330,14 @@ FAKE cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned 
     return cudaSuccess;
 }
 /* registered host memory with unified addressing: the device pointer is the
- * host pointer (of this process: the server's address of the arena) */
+ * host pointer (of this process: the server's address of the arena); a
+ * pinned or registered block's device is the one current at its allocation */
 FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *ptr)
 {
     if (!a) return fail(cudaErrorInvalidValue);
     memset(a, 0, sizeof *a);
+    int i = reg_of(ptr);
+    if (i >= 0) a->device = regs_[i].device;
     a->type = cudaMemoryTypeHost;
     a->devicePointer = (void *)ptr;
     a->hostPointer = (void *)ptr;

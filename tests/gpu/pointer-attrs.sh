@@ -5,8 +5,10 @@
 # their difference. The stub answers an address the driver does not know
 # with zeros (cuda.h: "the attributes are assigned default NULL values and
 # CUDA_SUCCESS is returned"); a difference in the stack/heap/NULL rows says
-# which real default is not zero. Known difference: pinned host memory's
-# device pointer (the server's address of the arena, "other").
+# which real default is not zero. Known differences: pinned host memory's
+# device pointer (the server's address of the arena, "other") and its buffer
+# id (801: the guest answers pinned memory from its records and has none;
+# tests/gpu/pinned-attrs.sh covers pinned memory fully).
 #   BUILD=/tmp/bd sh tests/gpu/pointer-attrs.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)

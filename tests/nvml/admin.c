@@ -1,7 +1,8 @@
 /* admin: the server's gate on writes that change the GPU, and the stub's
  * answer to an unsupported call. Prints what it saw; tests/nvml/run.sh
  * decides what must be seen.
- *   admin   set GPU 0's power limit to 500 W, read it back; call
+ *   admin   set GPU 0's power limit to 500 W and its acoustic temperature
+ *           threshold to 83 C, read them back; call
  *           nvmlDeviceSetCpuAffinity (unsupported) and nvmlInternalGetExportTable
  *           (private) twice each; ask nvidia-smi's private table and another;
  *           call nvmlDeviceGetMemoryInfo with a struct filled with 0xA5 (an
@@ -33,6 +34,14 @@ int main(void)
     printf("set limit: %d (%s)\n", (int)r, nvmlErrorString(r));
     r = nvmlDeviceGetPowerManagementLimit(d, &mw);
     printf("limit after: %d %u\n", (int)r, mw);
+    { /* a privileged write whose value is behind a (non-const) pointer */
+        int c = 83;
+        unsigned got = 0;
+        r = nvmlDeviceSetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR, &c);
+        printf("set acoustic threshold: %d (%s)\n", (int)r, nvmlErrorString(r));
+        r = nvmlDeviceGetTemperatureThreshold(d, NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR, &got);
+        printf("acoustic threshold after: %d %u\n", (int)r, got);
+    }
     for (int i = 0; i < 2; i++) {
         r = nvmlDeviceSetCpuAffinity(d);
         printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));

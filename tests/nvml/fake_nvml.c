@@ -405,6 +405,26 @@ EXPORT nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t d, unsigned i
     if (r == NVML_SUCCESS) d->power_limit_mw = mw;
     return r;
 }
+/* temperature thresholds: the acoustic one settable (as on Ada and later),
+ * the value the caller points to taken (tests/nvml/admin.c) */
+static int acoustic_c_[NGPU] = {85, 85};
+EXPORT nvmlReturn_t nvmlDeviceGetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t,
+                                                      unsigned int *temp)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && (!temp || t >= NVML_TEMPERATURE_THRESHOLD_COUNT)) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r == NVML_SUCCESS) *temp = t == NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR ? (unsigned)acoustic_c_[d->index] : 90;
+    return r;
+}
+EXPORT nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t d, nvmlTemperatureThresholds_t t, int *temp)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !temp) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r == NVML_SUCCESS && t != NVML_TEMPERATURE_THRESHOLD_ACOUSTIC_CURR) r = NVML_ERROR_NOT_SUPPORTED;
+    if (r == NVML_SUCCESS && (*temp < 60 || *temp > 95)) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r == NVML_SUCCESS) acoustic_c_[d->index] = *temp;
+    return r;
+}
 EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t d, nvmlEnableState_t *m)
 {
     nvmlReturn_t r = check(d);

@@ -171,6 +171,7 @@ admin)
     stop
     grep -q "^set limit: 4 (Insufficient Permissions)$" "$tmp/refused.out" || fail "the write was not refused with NVML_ERROR_NO_PERMISSION"
     grep -q "^limit after: 0 700000$" "$tmp/refused.out" || fail "the refused write changed the limit"
+    grep -q "^acoustic threshold after: 0 85$" "$tmp/refused.out" || fail "the refused threshold write changed it"
     [ "$(grep -c 'nvmlDeviceSetPowerManagementLimit refused: .*--allow-gpu-admin' "$tmp/server.log")" = 1 ] ||
         fail "the server did not log the refusal once"
     [ "$(grep -c '^set cpu affinity: 3 (Not Supported)$' "$tmp/refused.out")" = 2 ] || fail "the unsupported call did not answer NVML_ERROR_NOT_SUPPORTED"
@@ -217,10 +218,13 @@ admin)
     stop
     grep -q "^set limit: 0 (Success)$" "$tmp/allowed.out" || fail "the write was refused with --allow-gpu-admin"
     grep -q "^limit after: 0 500000$" "$tmp/allowed.out" || fail "the allowed write did not reach the library"
+    grep -q "^acoustic threshold after: 0 83$" "$tmp/allowed.out" ||
+        fail "the threshold the caller pointed to did not reach the library (nvmlDeviceSetTemperatureThreshold's temp is an input)"
     grep -q "refused" "$tmp/server.log" && fail "a refusal was logged with --allow-gpu-admin"
     # and natively the fake does it too (the gate is the server's, not the library's)
     LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" > "$tmp/native.out" 2>&1 || fail "native admin run failed"
     grep -q "^limit after: 0 500000$" "$tmp/native.out" || fail "the fake library did not take the write"
+    grep -q "^acoustic threshold after: 0 83$" "$tmp/native.out" || fail "the fake library did not take the threshold"
     grep -q "^hostname: absent$" "$tmp/native.out" || fail "the fake library has nvmlDeviceGetHostname_v1"
     # natively the library does get the caller's bytes: the check above can fail
     grep -q "^memory info over the caller's 0xA5 bytes: 999 " "$tmp/native.out" ||

@@ -6,10 +6,13 @@
  * surface) as host memory, and the 2D/3D/array copies with the driver's
  * bounds (a region past an array's edge, or a row wider than a pitch:
  * CUDA_ERROR_INVALID_VALUE), host registrations whose device pointer is the
- * host pointer. Everything else is the toolkit's stubs library.
+ * host pointer, pinned memory and the pointer queries about it, the
+ * capture mode's exchange, texture references' border color.
+ * Everything else is the toolkit's stubs library.
  * Never used with a GPU. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,17 +131,160 @@ FAKE CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
     if (n) memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
     return CUDA_SUCCESS;
 }
-/* what the server's streamed copies use (specs/cuda/host_copy.c: pinned
- * staging blocks, async copies, events): plain memory and copies here */
+/* Pinned memory (what the server's streamed copies use too, specs/cuda/
+ * host_copy.c): plain memory, each block recorded with its flags, context
+ * and buffer id, which pointer queries answer as NVIDIA's driver does for
+ * host memory under unified addressing (cuda.h; tests/cuda/driver/
+ * pinned_attrs_ci.c): the block's context, CU_MEMORYTYPE_HOST, the
+ * pointer itself as host and device pointer, the block as the range,
+ * mapped, neither managed nor IPC-capable, device 0. */
+typedef struct {
+    uintptr_t base;
+    size_t size;
+    unsigned flags;
+    CUcontext ctx;
+    unsigned long long id;
+    int owned; /* cuMemHostAlloc's (cuMemHostRegister's: the caller's memory) */
+} pinned;
+static pinned pinned_[256];
+static unsigned long long next_id_ = 1;
+static pthread_mutex_t pinned_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+/* a block recorded: 1, or 0 (the table full) */
+static int pinned_add(void *p, size_t n, unsigned flags, int owned)
+{
+    size_t i = 0;
+    pthread_mutex_lock(&pinned_lock_);
+    while (i < sizeof pinned_ / sizeof *pinned_ && pinned_[i].base) i++;
+    if (i < sizeof pinned_ / sizeof *pinned_)
+        pinned_[i] = (pinned){(uintptr_t)p, n, flags, current_, next_id_++, owned};
+    pthread_mutex_unlock(&pinned_lock_);
+    return i < sizeof pinned_ / sizeof *pinned_;
+}
+
+/* the block starting at p taken out: 1, or 0 (none of that kind) */
+static int pinned_remove(void *p, int owned)
+{
+    int found = 0;
+    pthread_mutex_lock(&pinned_lock_);
+    for (size_t i = 0; i < sizeof pinned_ / sizeof *pinned_ && !found; i++)
+        if (p && pinned_[i].base == (uintptr_t)p && pinned_[i].owned == owned) {
+            pinned_[i].base = 0;
+            found = 1;
+        }
+    pthread_mutex_unlock(&pinned_lock_);
+    return found;
+}
+
+/* a copy of the block holding p: 1, or 0 */
+static int pinned_of(uintptr_t p, pinned *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&pinned_lock_);
+    for (size_t i = 0; i < sizeof pinned_ / sizeof *pinned_ && !found; i++)
+        if (pinned_[i].base && p >= pinned_[i].base && p - pinned_[i].base < pinned_[i].size) {
+            if (out) *out = pinned_[i];
+            found = 1;
+        }
+    pthread_mutex_unlock(&pinned_lock_);
+    return found;
+}
+
 FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {
-    (void)flags;
-    if (!pp) return CUDA_ERROR_INVALID_VALUE;
-    return (*pp = malloc(n ? n : 1)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!pp || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    void *p = malloc(n);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!pinned_add(p, n, flags, 1)) {
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pp = p;
+    return CUDA_SUCCESS;
 }
+FAKE CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemHostAlloc(pp, n, 0); }
 FAKE CUresult cuMemFreeHost(void *p)
 {
+    if (!pinned_remove(p, 1)) return CUDA_ERROR_INVALID_VALUE;
     free(p);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+    pinned b;
+    if (!flags || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
+    *flags = b.flags;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxGetDevice(CUdevice *d)
+{
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext ctx)
+{
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx && !current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    pinned b;
+    const unsigned zero = 0, one = 1, host = CU_MEMORYTYPE_HOST;
+    const int dev0 = 0;
+    if (!data || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: memcpy(data, &b.ctx, sizeof b.ctx); break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: memcpy(data, &host, 4); break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        memcpy(data, &p, sizeof p);
+        break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: memcpy(data, &b.id, sizeof b.id); break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        memcpy(data, &zero, 4);
+        break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: memcpy(data, &one, 4); break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: memcpy(data, &dev0, 4); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: memcpy(data, &b.base, 8); break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: memcpy(data, &b.size, 8); break;
+    default: return CUDA_ERROR_INVALID_VALUE; /* P2P tokens: cuMemAlloc memory only */
+    }
+    return CUDA_SUCCESS;
+}
+
+/* an address it does not know: success, the real driver's defaults (H200,
+ * driver 580: ordinal -2, the range size left as it was, the rest zero) */
+FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes, void **data,
+                                     CUdeviceptr p)
+{
+    if (n && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+    int known = pinned_of((uintptr_t)p, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        if (!data[i]) continue;
+        if (known) {
+            CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
+            if (e != CUDA_SUCCESS) return e;
+            continue;
+        }
+        switch (attributes[i]) {
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: break;
+        case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER: case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            memset(data[i], 0, 8);
+            break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_MAPPED:
+            memset(data[i], 0, 4);
+            break;
+        default: return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
@@ -180,20 +326,62 @@ FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 }
 
 /* host registration (tests/cuda/driver/registered_ci.c natively): mapped
- * memory's device pointer is the host pointer (unified addressing) */
+ * memory's device pointer is the host pointer (unified addressing); the
+ * range is recorded as pinned memory's (pointer queries) */
 FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
-    (void)flags;
-    return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (pinned_of((uintptr_t)p, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    return pinned_add(p, n, flags, 0) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 FAKE CUresult cuMemHostUnregister(void *p)
 {
-    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    return pinned_remove(p, 0) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 FAKE CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {
     if (!d || !p || flags) return CUDA_ERROR_INVALID_VALUE;
     *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* the thread's capture mode, swapped (tests/cuda/driver/inputs_ci.c) */
+static _Thread_local int capture_mode_;
+FAKE CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode || (int)*mode < 0 || (int)*mode > 2) return CUDA_ERROR_INVALID_VALUE;
+    int old = capture_mode_;
+    capture_mode_ = (int)*mode;
+    *mode = (CUstreamCaptureMode)old;
+    return CUDA_SUCCESS;
+}
+
+/* texture references: their border color (RGBA) kept */
+struct CUtexref_st {
+    float border[4];
+};
+FAKE CUresult cuTexRefCreate(CUtexref *t)
+{
+    if (!t) return CUDA_ERROR_INVALID_VALUE;
+    return (*t = calloc(1, sizeof **t)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuTexRefDestroy(CUtexref t)
+{
+    if (!t) return CUDA_ERROR_INVALID_VALUE;
+    free(t);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuTexRefSetBorderColor(CUtexref t, float *c)
+{
+    if (!t || !c) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(t->border, c, sizeof t->border);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuTexRefGetBorderColor(float *c, CUtexref t)
+{
+    if (!t || !c) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(c, t->border, sizeof t->border);
     return CUDA_SUCCESS;
 }
 
