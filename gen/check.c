@@ -72,11 +72,11 @@ static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", "contents", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", "cache", "cache_forget", "thread_state",
-                                      "async_check", "keeps_deferred", "on_failure", NULL};
+                                      "gather", "selects", "privileged", "limits", "cache", "cache_forget", "contents", "thread_state",
+                                      "async_check", "async_repeats", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
@@ -966,6 +966,8 @@ static void check_handles(ck *c, const spec_node *root)
         if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
         const spec_node *un = spec_get(hn, "unknown_as_null");
         if (un) spec_bool(un, "unknown_as_null", c->d, NULL, NULL, &h->unknown_as_null);
+        const spec_node *cn = spec_get(hn, "contents");
+        if (cn) spec_bool(cn, "contents", c->d, NULL, NULL, &h->contents);
         const spec_node *an = spec_get(hn, "also");
         if (an) {
             h->also_loc = an->loc;
@@ -2671,6 +2673,20 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             else
                 f->async_check = arena_strdup(c->a, fn_);
         }
+    }
+    /* async_repeats: queued only when the same checked values succeeded in a
+     * sync call before (runtime/repeat.c) */
+    const spec_node *arp = spec_get(E, "async_repeats");
+    if (arp && spec_bool(arp, "async_repeats", d, f->name, NULL, &f->async_repeats) &&
+        f->async_repeats) {
+        if (!f->async && !ain)
+            diag_error(d, arp->loc, f->name, NULL,
+                       "`async_repeats` applies to async calls: give `async: true` or "
+                       "`async_if:` too, or drop it");
+        else if (!ret_is_error(c->m, f))
+            diag_error(d, arp->loc, f->name, NULL,
+                       "`async_repeats` needs a function that returns the API's error type "
+                       "(its success marks the values accepted); drop it");
     }
 }
 

@@ -11,7 +11,70 @@
 #include "expr.h"
 #include "util.h"
 
-static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", NULL};
+static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", "contents", "ids", NULL};
+static const char *const contents_keys[] = {"sets", "key", "unknown", NULL};
+
+static const handle_type_def *handle_of(const api_model *m, const param_ann *a)
+{
+    for (size_t k = 0; a->handle_type && k < m->nhandles; k++)
+        if (strcmp(m->handles[k].name, a->handle_type) == 0) return &m->handles[k];
+    return NULL;
+}
+
+static int param_index(const function_def *f, const char *name)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        if (f->sig.params[i].name && strcmp(f->sig.params[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* `cache: {contents: [P...], ids: [Q...]}` (a memoized query): marks each
+ * listed handle parameter in f->memo; 0 when something is wrong. */
+static int read_memo(api_model *m, function_def *f, const spec_node *cn, const spec_node *in,
+                     diag_sink *d)
+{
+    f->memo = arena_alloc(m->arena, f->sig.nparams + 1);
+    memset(f->memo, 0, f->sig.nparams + 1);
+    int ok = 1;
+    const spec_node *lists[2] = {cn, in};
+    const char *what[2] = {"cache.contents", "cache.ids"};
+    for (int l = 0; l < 2; l++) {
+        if (!lists[l]) continue;
+        char **names = NULL;
+        size_t n = 0;
+        if (!spec_string_list(lists[l], what[l], d, m->arena, &names, &n)) {
+            ok = 0;
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            int i = param_index(f, names[k]);
+            const param_ann *a = i >= 0 ? &f->sig.params[i].ann : NULL;
+            const handle_type_def *h = a ? handle_of(m, a) : NULL;
+            if (!a || a->kind != PK_HANDLE) {
+                diag_error(d, lists[l]->loc, f->name, names[k],
+                           "%s: '%s' is not a handle parameter of %s (list the handles the "
+                           "answer depends on)", what[l], names[k], f->name);
+                ok = 0;
+            } else if (f->memo[i]) {
+                diag_error(d, lists[l]->loc, f->name, names[k],
+                           "%s: '%s' is listed twice (a handle is keyed by its contents or by "
+                           "its id)", what[l], names[k]);
+                ok = 0;
+            } else if (l == 0 && (!h || !h->contents)) {
+                diag_error(d, lists[l]->loc, f->name, names[k],
+                           "cache.contents: '%s' is a %s, whose type does not say `contents: "
+                           "true` in types.handles: the guest does not see every change of it, "
+                           "so it cannot key an answer by what it holds",
+                           names[k], a->handle_type ? a->handle_type : "handle");
+                f->memo[i] = MEMO_CONTENTS; /* said once */
+                ok = 0;
+            } else {
+                f->memo[i] = l == 0 ? MEMO_CONTENTS : MEMO_ID;
+            }
+        }
+    }
+    return ok;
+}
 
 static int returns_api_error(const api_model *m, const function_def *f)
 {
@@ -65,6 +128,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
     if (!n) return;
     src_loc at = spec_key_loc(E, "cache");
     const spec_node *cond = NULL, *errs = NULL, *keep_if = NULL, *group = NULL;
+    const spec_node *memo_contents = NULL, *memo_ids = NULL;
     if (n->kind == SN_SCALAR) {
         if (strcmp(n->str, "session") != 0) {
             diag_error(d, n->loc, f->name, NULL,
@@ -79,10 +143,19 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
         errs = spec_get(n, "errors");
         keep_if = spec_get(n, "keep_if");
         group = spec_get(n, "group");
+        memo_contents = spec_get(n, "contents");
+        memo_ids = spec_get(n, "ids");
     } else {
         return;
     }
     int bad = 0;
+    if ((memo_contents || memo_ids) && !read_memo(m, f, memo_contents, memo_ids, d)) bad = 1;
+    if (f->memo && (group || keep_if)) {
+        diag_error(d, at, f->name, NULL,
+                   "cache: a memoized query (`contents:`, `ids:`) is keyed by what its handles "
+                   "hold; `group:` and `keep_if:` are for answers of the session (drop them)");
+        bad = 1;
+    }
     if (f->mode != FN_FORWARD || f->async || f->async_if || !returns_api_error(m, f) ||
         f->ret_handle || f->gather_list || f->gather_all || f->gather_first || f->selects ||
         f->privileged || f->last_error) {
@@ -96,7 +169,11 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
     for (size_t i = 0; i < f->sig.nparams; i++) {
         const param_def *p = &f->sig.params[i];
         const char *why = uncacheable_param(&p->ann);
-        if (!why) continue;
+        if (!why || (f->memo && f->memo[i])) continue;
+        if (p->ann.kind == PK_HANDLE && f->memo)
+            why = "a handle listed in neither `cache.contents` (keyed by what it holds) nor "
+                  "`cache.ids` (keyed by its id: an object whose answer-relevant state never "
+                  "changes)";
         diag_error(d, at, f->name, p->name,
                    "cache: refused: this parameter is %s; a kept answer must depend only on "
                    "values that travel as they are (drop `cache:`)",
@@ -178,6 +255,100 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
     if (!bad) f->cache = 1;
 }
 
+/* `contents: {sets: P, key: [K...]}`: the call sets part of what handle P
+ * holds (types.handles.H.contents): the guest records the other inputs
+ * under the values of K, once the call is queued or succeeded. */
+static void check_contents(api_model *m, function_def *f, const spec_node *E, diag_sink *d)
+{
+    const spec_node *n = spec_get(E, "contents");
+    if (!n) return;
+    src_loc at = spec_key_loc(E, "contents");
+    if (!spec_want_map(n, "contents", d, f->name, NULL) ||
+        spec_check_keys(n, contents_keys, "contents", d, f->name, NULL))
+        return;
+    if (f->mode != FN_FORWARD || !returns_api_error(m, f) || f->ret_handle) {
+        diag_error(d, at, f->name, NULL,
+                   "contents: needs a forwarded function that returns the API's error type (the "
+                   "guest records what it set once the call is queued or succeeded)");
+        return;
+    }
+    /* `unknown: P`: the call changes P in a way the guest does not record (from
+     * another handle's contents): what P holds is unknown from then on */
+    const spec_node *un = spec_get(n, "unknown");
+    if (un) {
+        char **us = NULL;
+        size_t nu = 0;
+        if (!spec_string_list(un, "contents.unknown", d, m->arena, &us, &nu)) return;
+        unsigned char *flags = arena_alloc(m->arena, f->sig.nparams + 1);
+        memset(flags, 0, f->sig.nparams + 1);
+        int bad = 0;
+        for (size_t k = 0; k < nu; k++) {
+            int up = param_index(f, us[k]);
+            const param_ann *ua = up >= 0 ? &f->sig.params[up].ann : NULL;
+            const handle_type_def *uh = ua ? handle_of(m, ua) : NULL;
+            if (!ua || ua->kind != PK_HANDLE || !uh || !uh->contents || spec_get(n, "sets")) {
+                diag_error(d, un->loc, f->name, us[k],
+                           "contents.unknown: '%s' is not a handle parameter of a type with "
+                           "`contents: true` in types.handles (or `sets:` is given too: one of "
+                           "them)", us[k]);
+                bad = 1;
+            } else {
+                flags[up] = 1;
+            }
+        }
+        if (!bad) f->contents_unknown = flags;
+        return;
+    }
+    const spec_node *sn = spec_get(n, "sets");
+    const char *sets = NULL;
+    if (!sn || !spec_string(sn, "contents.sets", d, f->name, NULL, &sets)) {
+        if (!sn)
+            diag_error(d, at, f->name, NULL,
+                       "contents: needs `sets: P`, the handle parameter whose contents the call "
+                       "sets (or `unknown: P`: the call changes it in a way the guest does not "
+                       "record)");
+        return;
+    }
+    int hp = param_index(f, sets);
+    const param_ann *ha = hp >= 0 ? &f->sig.params[hp].ann : NULL;
+    const handle_type_def *h = ha ? handle_of(m, ha) : NULL;
+    if (!ha || ha->kind != PK_HANDLE || !h || !h->contents) {
+        diag_error(d, sn->loc, f->name, sets,
+                   "contents.sets: '%s' is not a handle parameter of a type with `contents: "
+                   "true` in types.handles", sets);
+        return;
+    }
+    f->contents_key = arena_alloc(m->arena, f->sig.nparams + 1);
+    memset(f->contents_key, 0, f->sig.nparams + 1);
+    const spec_node *kn = spec_get(n, "key");
+    char **keys = NULL;
+    size_t nk = 0;
+    int bad = 0;
+    if (kn && !spec_string_list(kn, "contents.key", d, m->arena, &keys, &nk)) bad = 1;
+    for (size_t k = 0; k < nk; k++) {
+        int i = param_index(f, keys[k]);
+        if (i < 0 || i == hp || f->sig.params[i].ann.kind != PK_VALUE) {
+            diag_error(d, kn->loc, f->name, keys[k],
+                       "contents.key: '%s' is not a parameter of %s passed by value (the key "
+                       "names the part the call sets: an attribute)", keys[k], f->name);
+            bad = 1;
+        } else {
+            f->contents_key[i] = 1;
+        }
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if ((int)i == hp || a->kind == PK_VALUE || a->kind == PK_STRUCT || a->kind == PK_STRING ||
+            a->kind == PK_IGNORE || (a->kind == PK_IN && a->elem == EK_BYTES && !a->stream_host))
+            continue;
+        diag_error(d, f->sig.params[i].loc, f->name, f->sig.params[i].name,
+                   "contents: refused: this parameter is no value or input bytes the guest can "
+                   "record as what the handle holds");
+        bad = 1;
+    }
+    if (!bad) f->contents_sets = (size_t)hp + 1;
+}
+
 /* `cache_forget: [GROUP, ...]`: after the call, whatever it returned, the
  * answers kept under each group (by any API of the family) are unknown. */
 static void check_forget(api_model *m, function_def *f, const spec_node *E, diag_sink *d)
@@ -222,6 +393,7 @@ void check_cache(api_model *m, const spec_node *root, const spec_node *const *en
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
         m->functions[i].cache_group = -1;
+        check_contents(m, &m->functions[i], entries[i], d);
         check_one(m, &m->functions[i], entries[i], d);
         check_forget(m, &m->functions[i], entries[i], d);
     }

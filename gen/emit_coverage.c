@@ -120,6 +120,10 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             if (f->async_check)
                 sb_printf(&notes, " when %s passes its arguments (else synchronous)",
                           f->async_check);
+            if (f->async_repeats)
+                sb_puts(&notes, " once a synchronous call with the same values succeeded");
+            if (f->async && !f->async_check && !f->async_repeats) /* async_if: its condition */
+                sb_puts(&notes, " (unchecked: the library may refuse it after it was queued)");
             if (f->keeps_deferred) sb_puts(&notes, "reports no earlier async call's error; ");
             if (f->privileged)
                 sb_printf(&notes, "privileged (--%s): %s; ", e->m->api.priv_option, f->privileged);

@@ -508,6 +508,60 @@ static const handle_type_def *handle_named(const api_model *m, const char *name)
     return NULL;
 }
 
+/* `async_repeats:` the key of the values the library checks (runtime/repeat.c):
+ * integers, enums and structs by value, handle ids, a device address's
+ * alignment and NULL-ness, the state values the call carries, an input
+ * array's presence and, for integer or enum elements, its contents.
+ * Floating-point data is left out: libraries take any value, and a scale
+ * that changes per call must not make every call a first one. */
+static void put_repeat_key(stub_fn *s)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    PUT("stub_repeat_key", "api", e->m->api.name, "API", e->API, "fn", f->name);
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const handle_type_def *h = handle_named(e->m, f->state_uses[k].handle_type);
+        char *v = xasprintf("st_%s_", h->states[f->state_uses[k].slot].name);
+        PUT("stub_repeat_mix", "name", v);
+        free(v);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_def *p = &f->sig.params[i];
+        const param_ann *a = &p->ann;
+        const char *name = s->names[i];
+        switch (a->kind) {
+        case PK_VALUE:
+            if (p->type->kind != TY_FLOAT) PUT("stub_repeat_mix", "name", name);
+            break;
+        case PK_STRUCT:
+        case PK_HANDLE:
+            PUT("stub_repeat_mix", "name", name);
+            break;
+        case PK_DEVPTR:
+            PUT("stub_repeat_mix_dev", "name", name);
+            break;
+        case PK_IN:
+        case PK_INOUT:
+            if (a->elem == EK_BYTES && !a->count_is_bytes && a->elem_type &&
+                (a->elem_type->kind == TY_SINT || a->elem_type->kind == TY_UINT ||
+                 a->elem_type->kind == TY_ENUM || a->elem_type->kind == TY_BOOL))
+                PUT("stub_repeat_mix_in", "name", name);
+            else
+                PUT("stub_repeat_mix_present", "name", name);
+            break;
+        case PK_OUT:
+        case PK_STRING:
+        case PK_CALLBACK:
+        case PK_COND: /* its branch follows from the values mixed here */
+            PUT("stub_repeat_mix_present", "name", name);
+            break;
+        case PK_USERDATA:
+        case PK_IGNORE:
+            break;
+        }
+    }
+}
+
 /* After the reply: the guest's tracking of handle states (spec `state:`):
  * a setter's value, a new handle's initial values, a destroyed one's end. */
 static void put_state_after(stub_fn *s, const char *ok)
@@ -546,6 +600,117 @@ static void put_state_after(stub_fn *s, const char *ok)
     }
 }
 
+static char *any_of(const char *by, char *const *values, size_t n);
+
+/* One input's bytes into writer w (a memoized query's key, a handle's
+ * contents): values as they lie, strings, byte buffers; 0: a kind that has
+ * no such bytes (check_cache.c refuses it where it matters). */
+static int put_input_bytes(stub_fn *s, const char *w, size_t i, const char *tmpl_raw,
+                           const char *tmpl_str, const char *tmpl_bytes)
+{
+    emit_ctx *e = s->e;
+    const param_ann *a = &s->f->sig.params[i].ann;
+    const char *name = s->names[i];
+    switch (a->kind) {
+    case PK_VALUE: case PK_STRUCT:
+        PUT(tmpl_raw, "w", w, "name", name);
+        return 1;
+    case PK_STRING:
+        PUT(tmpl_str, "w", w, "name", name);
+        return 1;
+    case PK_IN:
+        if (a->elem != EK_BYTES || !tmpl_bytes || a->stream_host) return 0;
+        PUT(tmpl_bytes, "w", w, "name", name);
+        return 1;
+    case PK_IGNORE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A memoized query's key (spec `cache: {contents: [...], ids: [...]}`):
+ * every input by value, each handle by its id or by what the guest holds
+ * of it, each output by whether it is asked for. */
+static void put_memo_key(stub_fn *s)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    PUT("stub_memo_open");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        const char *name = s->names[i];
+        if (a->kind == PK_HANDLE) {
+            char *id = state_id(e, name);
+            PUT(f->memo[i] == MEMO_CONTENTS ? "stub_memo_contents" : "stub_memo_id", "name", name,
+                "id", id);
+            free(id);
+        } else if (a->kind == PK_OUT) {
+            PUT("stub_memo_present", "name", name);
+        } else {
+            put_input_bytes(s, "mk_", i, "stub_memo_raw", "stub_memo_str", NULL);
+        }
+    }
+}
+
+/* Handle contents the guest holds (spec `types.handles.H.contents`): a
+ * create's values, a setter's part (`contents:`), a destroy's end; after
+ * the call is queued, or after it succeeded (ok). */
+static void put_contents(stub_fn *s, const char *ok)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        const handle_type_def *h = handle_named(m, a->handle_type);
+        if (!h || !h->contents) continue;
+        if (a->kind == PK_OUT && a->elem == EK_HANDLE && a->creates && !a->count) {
+            char *deref = xasprintf("*%s", s->names[i]);
+            char *id = state_id(e, deref);
+            PUT("stub_contents_open", "ok", ok, "ht", h->name, "name", s->names[i]);
+            for (size_t j = 0; j < f->sig.nparams; j++)
+                if (j != i && !put_input_bytes(s, "cv_", j, "stub_contents_raw", "stub_contents_str",
+                                               "stub_contents_bytes"))
+                    PUT("stub_contents_unknown", "cond", "1", "name", s->names[j]);
+            PUT("stub_contents_create", "API", e->API, "fn", f->name, "name", s->names[i], "id", id);
+            free(id);
+            free(deref);
+        } else if (a->kind == PK_HANDLE && a->destroys) {
+            char *id = state_id(e, s->names[i]);
+            PUT("stub_contents_forget", "ok", ok, "name", s->names[i], "id", id);
+            free(id);
+        }
+    }
+    for (size_t i = 0; f->contents_unknown && i < f->sig.nparams; i++) {
+        if (!f->contents_unknown[i]) continue; /* changed in a way the guest does not record */
+        char *id = state_id(e, s->names[i]);
+        PUT("stub_contents_lost", "name", s->names[i], "id", id);
+        free(id);
+    }
+    if (!f->contents_sets) return;
+    size_t hp = f->contents_sets - 1;
+    const handle_type_def *h = handle_named(m, f->sig.params[hp].ann.handle_type);
+    char *id = state_id(e, s->names[hp]);
+    PUT("stub_contents_open", "ok", ok, "ht", h ? h->name : "?", "name", s->names[hp]);
+    for (size_t j = 0; j < f->sig.nparams; j++) {
+        if (j == hp) continue;
+        const param_ann *a = &f->sig.params[j].ann;
+        put_input_bytes(s, f->contents_key[j] ? "ck_" : "cv_", j, "stub_contents_raw",
+                        "stub_contents_str", "stub_contents_bytes");
+        /* a buffer of other handles' ids for some values: what it says depends on them */
+        const char *by = a->elem_by_param ? param_index_name(s->names, f, a->elem_by_param) : NULL;
+        for (size_t c = 0; by && c < a->nelem_by; c++) {
+            if (!a->elem_by[c].nvalues) continue;
+            char *vs = any_of(by, a->elem_by[c].values, a->elem_by[c].nvalues);
+            PUT("stub_contents_unknown", "cond", vs, "name", s->names[j]);
+            free(vs);
+        }
+    }
+    PUT("stub_contents_set", "API", e->API, "fn", f->name, "id", id);
+    free(id);
+}
+
 static void put_after_reply(stub_fn *s, const char *success)
 {
     emit_ctx *e = s->e;
@@ -568,6 +733,7 @@ static void put_after_reply(stub_fn *s, const char *success)
     }
     if (f->selects) PUT("stub_selects", "api", api, "success", success);
     put_state_after(s, ok);
+    put_contents(s, ok);
     free(ok);
 }
 
@@ -912,6 +1078,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         put_tstate_answer(&s);
         e->o.indent = 0;
     }
+    if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
     if (f->async_check) { /* asked first: it may make calls of its own */
         char *call = async_check_text(f, s.names, 1);
         char *d = xasprintf("bool may_queue_ = %s", call);
@@ -1045,6 +1212,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             free(cond);
             cond = c2;
         }
+        if (f->async_repeats) { /* the values the library checks: accepted before? */
+            put_repeat_key(&s);
+            char *c2 = cond ? xasprintf("(%s) && apigen_repeat_known(rk_)", cond)
+                            : xstrdup("apigen_repeat_known(rk_)");
+            free(cond);
+            cond = c2;
+        }
         if (vouch) PUT("stub_vouch_note");
         if (cond) {
             PUT("stub_if", "cond", cond);
@@ -1055,9 +1229,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         PUT("stub_async");
         if (lasterr)
             PUT("stub_lasterr_queued", "api", m->api.name, "checked",
-                f->async_check ? "may_queue_" : "false",
-                "why", f->async_check ? "unchanged when async_check vouched for the call"
-                                      : "unknown: it may fail on the server");
+                f->async_check ? "may_queue_" : f->async_repeats ? "true" : "false",
+                "why", f->async_check     ? "unchanged when async_check vouched for the call"
+                       : f->async_repeats ? "unchanged: the library accepted these values before"
+                                          : "unknown: it may fail on the server");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
                 PUT("stub_dev_forget", "api", m->api.name, "name", s.names[i], "ok", "1");
@@ -1069,6 +1244,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                 "type", ty);
             free(ty);
         }
+        put_contents(&s, "1");
         if (is_err) PUT("stub_set_ret", "value", success);
         PUT("stub_goto_done");
         if (had_cond) {
@@ -1079,7 +1255,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
     for (size_t i = 0; i < f->sig.nparams; i++)
         gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
-    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || gid_sync;
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || f->async_repeats ||
+                   gid_sync;
     free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
@@ -1102,7 +1279,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                 }
             }
         }
-        if (f->cache && f->cache_group >= 0)
+        if (f->cache && f->memo) {
+            put_memo_key(&s);
+            PUT("stub_sync_memo", "cond", f->cache_if ? f->cache_if->text : "true");
+        } else if (f->cache && f->cache_group >= 0)
             PUT("stub_sync_cached_group", "cond", f->cache_if ? f->cache_if->text : "true",
                 "group", m->api.cache_groups[f->cache_group]);
         else if (f->cache)
@@ -1145,6 +1325,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_cache_keep", "cond", keep);
             free(keep);
         }
+        if (f->async_repeats) PUT("stub_repeat_note", "success", success);
         put_tstate_after(&s, success);
         for (size_t i = 0; i < f->ncache_forget; i++)
             PUT("stub_cache_forget", "group", m->api.cache_groups[f->cache_forget[i]]);

@@ -345,6 +345,7 @@ typedef struct function_def {
     int async;           /* always async */
     expr *async_if;      /* async when this is true at run time */
     char *async_check;   /* guest function bool F(<params>): queued only when it says so */
+    int async_repeats;   /* queued only when a sync call with the same checked values succeeded */
     int keeps_deferred;  /* never returns an earlier async call's error (the next call does) */
     char *error_out;     /* parameter receiving the error code (errcode_ret) */
     char *ret_handle;    /* return value is a handle of this type ... */
@@ -395,9 +396,22 @@ typedef struct function_def {
     int cache_group;     /* `cache.group`: index in api.cache_groups (-1: none) */
     int *cache_forget;   /* `cache_forget:` groups (api.cache_groups indexes) whose kept */
     size_t ncache_forget;/* answers the call makes unknown, whatever it returned */
+    /* `cache: {contents: [P...], ids: [Q...]}` (a memoized query): per
+     * parameter 0, or MEMO_CONTENTS (keyed by the handle's contents the
+     * guest holds) or MEMO_ID (keyed by its id); NULL: not memoized */
+    unsigned char *memo;
+    /* `contents: {sets: P, key: [K...]}`: the call sets part of handle P's
+     * contents (types.handles.H.contents): contents_sets is P's index + 1
+     * (0: none); contents_key[i]: parameter i is a key of the part */
+    size_t contents_sets;
+    unsigned char *contents_key;
+    unsigned char *contents_unknown; /* `contents: {unknown: [P...]}`: per parameter, 1: the call
+                                        changes what it holds in a way the guest does not record */
     state_entry *state;  /* `thread_state:` (api.thread_state) */
     size_t nstate;
 } function_def;
+
+enum { MEMO_CONTENTS = 1, MEMO_ID = 2 };
 
 /* Whether a function has a call id and a handler on the server: forwarded,
  * or custom with host code. A custom function with only guest code is
@@ -421,6 +435,7 @@ typedef struct handle_type_def {
     char **also;          /* handle types whose ids are accepted in this one's place */
     size_t nalso;
     src_loc also_loc;
+    int contents;         /* `contents: true`: every change goes through the guest (check_cache.c) */
     struct state_def *states;  /* `state:` values the guest tracks per handle */
     size_t nstates;
     src_loc loc;

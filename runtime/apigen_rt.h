@@ -488,6 +488,14 @@ void apigen_call_cache_keep(apigen_call *c);
  * only until a call forgets its group (apigen_cache_forget, any thread). */
 APIGEN_CHECK apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
                                                          const char *group);
+/* Spec `cache: {contents: [...]}` (a memoized query): as
+ * apigen_call_sync_cached, but the key is the stub's own bytes in key (its
+ * inputs, with the contents of the handles named by contents in place of
+ * their ids: apigen_contents_put) instead of the request's. The answer is
+ * not kept when an error of a queued call came back with it (a setter of
+ * those contents may have failed). */
+APIGEN_CHECK apigen_status apigen_call_sync_memo(apigen_call *c, bool cacheable, const apigen_wr *key,
+                                                 bool *hit);
 /* Spec `cache_forget:`: after call c, whatever it returned (before
  * apigen_call_end): the answers kept under group in c's session are
  * unknown; one asked while c was in flight is not kept either. */
@@ -632,6 +640,19 @@ void apigen_hstate_add(const int64_t *table, size_t n, uint64_t id);
 void apigen_hstate_set(const int64_t *table, size_t n, uint64_t id, unsigned slot, int64_t v);
 bool apigen_hstate_get(const int64_t *table, uint64_t id, unsigned slot, int64_t *v);
 void apigen_hstate_forget(const int64_t *table, uint64_t id);
+/* Handle contents the guest sees every change of (spec
+ * `types.handles.H.contents`, runtime/contents.c): create: a new handle
+ * holds the values vals; set: record (call, key) of handle id now holds
+ * vals (a NULL or failed writer: its contents are unknown from now on; an
+ * empty key: the call sets all of it, every record but the create's goes);
+ * forget: the handle is gone. put: appends what handle id holds to a
+ * memoized query's key (id 0, none given: a mark of its own); false when the
+ * guest cannot vouch for it (unknown, changed by another thread, or an async
+ * error came back since). */
+void apigen_contents_create(uint32_t call, uint64_t id, const apigen_wr *vals);
+void apigen_contents_set(uint32_t call, uint64_t id, const apigen_wr *key, const apigen_wr *vals);
+void apigen_contents_forget(uint64_t id);
+APIGEN_CHECK bool apigen_contents_put(apigen_wr *w, uint64_t id);
 /* The thread's last error kept in the guest (spec `api.errors.last_error`,
  * runtime/lasterr.c): generated stubs of such an API tell it what each call
  * did, and its get/peek functions answer success without a round trip while
@@ -646,6 +667,19 @@ bool apigen_lasterr_clean(const apigen_api *api);
 void apigen_lasterr_answered(const apigen_api *api, bool success);
 void apigen_lasterr_forget(const apigen_api *api);
 void apigen_lasterr_queued(const apigen_api *api, bool checked);
+/* Repeats of calls the library accepted (spec `async_repeats: true`,
+ * runtime/repeat.c): a generated stub hashes the values the library checks
+ * (integers, enums, handle ids, the alignment of device addresses, the
+ * integer contents of small input arrays; never floating-point data) into a
+ * key, sends the call synchronously until a call with that key succeeded in
+ * this process, and queues it from then on: the library already accepted
+ * those values, so a queued repeat cannot be refused at the call. known:
+ * such a call succeeded (false when APIGEN_REPEAT=0). note: it did. */
+uint64_t apigen_repeat_key(const apigen_api *api, uint32_t call_id);
+uint64_t apigen_repeat_mix(uint64_t key, const void *p, size_t n);
+uint64_t apigen_repeat_mix_u64(uint64_t key, uint64_t v);
+bool apigen_repeat_known(uint64_t key);
+void apigen_repeat_note(uint64_t key);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.

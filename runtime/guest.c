@@ -201,6 +201,12 @@ typedef struct gthr {
     uint32_t ckey_call;
     uint32_t ckey_group;  /* its spec `cache.group` (index + 1; 0: none) ... */
     uint64_t ckey_epoch;  /* ... and the group's epoch when it was sent */
+    /* per API of the session (its index): calls queued since a sync call of
+     * that API came back (their errors wait for its next one), and memoized
+     * answers given in the guest meanwhile (sync_cached) */
+    uint32_t unasked[RT_FAMILY_MAX], memo_given[RT_FAMILY_MAX];
+    bool ckey_memo;       /* a memoized query's key (spec `cache: {contents:}`) ... */
+    uint64_t ckey_taint;  /* ... made while the guest's contents were this good */
     bool ckey_ok;
     const uint8_t *crep;
     size_t crep_len, crep_off;
@@ -308,9 +314,23 @@ static void gids_sent(gthr *t)
     }
 }
 
+/* Queued calls' errors a sync call got but could not return (it returned a
+ * handle, or hand-written code held it) and no later call of their API
+ * returned: said once, as the thread or the process ends, never dropped. */
+static void pend_unreported(gthr *t, const char *when)
+{
+    for (unsigned i = 0; i < t->npend; i++)
+        apigen_log("%s: a queued call failed with %lld and no later %s call of this thread "
+                   "returned the error (%s)", t->pend[i].api->name, (long long)t->pend[i].err,
+                   t->pend[i].api->name, when);
+    t->npend = 0;
+}
+
 static void free_thr(gthr *t, bool flush)
 {
     char err[256];
+    if (flush)
+        pend_unreported(t, "thread exit");
     if (flush)
         retire_thr(t); /* nobody else sends this queue from now on */
     if (flush && t->conn && t->in_frame)
@@ -1500,10 +1520,13 @@ static apigen_status call_sync(apigen_call *c)
     atomic_store(&t->nran, asent);
     gone_ran(g, gone_upto);
     c->status = (apigen_status)rp.status;
+    t->unasked[(c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX] = 0; /* their errors: here */
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
-    if (rp.has_deferred) /* an async call failed: the last error is no longer known */
+    if (rp.has_deferred) { /* an async call failed: the last error is no longer known, */
         apigen_lasterr_forget(c->api);
+        rt_contents_taint(); /* nor what the handles it may have set hold */
+    }
     for (unsigned i = 0; i < t->npend; i++)
         if (t->pend[i].api == c->api) { /* the first error of the queued calls wins */
             c->has_deferred = true;
@@ -1563,17 +1586,23 @@ static int cache_group(gapi *g, const char *name, bool add)
     return r;
 }
 
-static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group);
+static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group,
+                                 const apigen_wr *memo);
 
 apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
 {
-    return sync_cached(c, cacheable, hit, NULL);
+    return sync_cached(c, cacheable, hit, NULL, NULL);
 }
 
 apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
                                             const char *group)
 {
-    return sync_cached(c, cacheable, hit, group);
+    return sync_cached(c, cacheable, hit, group, NULL);
+}
+
+apigen_status apigen_call_sync_memo(apigen_call *c, bool cacheable, const apigen_wr *key, bool *hit)
+{
+    return sync_cached(c, cacheable && key && !key->failed && !key->next, hit, NULL, key);
 }
 
 void apigen_cache_forget(apigen_call *c, const char *group)
@@ -1584,7 +1613,8 @@ void apigen_cache_forget(apigen_call *c, const char *group)
         atomic_fetch_add(&t->g->cgroups[i].epoch, 1);
 }
 
-static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group)
+static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group,
+                                 const apigen_wr *memo)
 {
     gthr *t = c->thread;
     *hit = false;
@@ -1592,8 +1622,22 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
         return apigen_call_sync(c); /* which says what is wrong, if anything */
     gapi *g = t->g;
     rt_cache *kc = session_cache(g);
-    const uint8_t *key = t->q.buf + t->frame_off + APIGEN_FRAME_HDR_SIZE;
-    size_t n = t->q.len - t->frame_off - APIGEN_FRAME_HDR_SIZE, len, off;
+    /* the request's bytes, or a memoized query's own key (its handles' contents) */
+    const uint8_t *key = memo ? memo->buf : t->q.buf + t->frame_off + APIGEN_FRAME_HDR_SIZE;
+    size_t n = memo ? memo->len : t->q.len - t->frame_off - APIGEN_FRAME_HDR_SIZE, len, off;
+    uint64_t taint = rt_contents_taint_now();
+    if (memo && !key)
+        kc = NULL;
+    /* A memoized answer may be a thread's only sync call of its API (a
+     * training step: descriptors, heuristic, matmul, all but the heuristic
+     * queued): while calls of the API are queued since its last sync call,
+     * one in RT_MEMO_ASK_EVERY goes to the server anyway, so that a queued
+     * call's error reaches the program within that many of them. */
+    unsigned ai = (c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX;
+    bool ask = memo && t->unasked[ai] && ++t->memo_given[ai] >= RT_MEMO_ASK_EVERY;
+    if (ask)
+        t->memo_given[ai] = 0;
+    const uint8_t *find_key = ask ? NULL : key;
     /* a grouped answer holds while its group's epoch is the one it was
      * asked under: read before the question leaves, so a forget that
      * comes while it is in flight leaves the answer stale */
@@ -1602,7 +1646,8 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     uint64_t epoch = gi >= 0 ? atomic_load(&g->cgroups[gi].epoch) : 0;
     if (group && gi < 0)
         kc = NULL;
-    if (kc && rt_cache_find(kc, c->wire_id, key, n, &t->rbuf, &t->rcap, &len, &off, grp, epoch)) {
+    if (kc && find_key &&
+        rt_cache_find(kc, c->wire_id, find_key, n, &t->rbuf, &t->rcap, &len, &off, grp, epoch)) {
         rt_wr_truncate(&t->q, t->frame_off); /* never sent */
         t->in_frame = false;
         settle_queue(t);
@@ -1633,6 +1678,8 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
         t->ckey_call = c->wire_id;
         t->ckey_group = grp;
         t->ckey_epoch = epoch;
+        t->ckey_memo = memo != NULL;
+        t->ckey_taint = taint;
     }
     apigen_status st = apigen_call_sync(c);
     if (st == APIGEN_OK && keyed && !c->rd.pull && c->rd.base) {
@@ -1650,6 +1697,8 @@ void apigen_call_cache_keep(apigen_call *c)
     if (!t || !t->ckey_ok || c->status != APIGEN_OK || t->ckey_call != c->wire_id)
         return;
     t->ckey_ok = false;
+    if (t->ckey_memo && t->ckey_taint != rt_contents_taint_now())
+        return; /* an async error came back: a setter of the contents asked about may have failed */
     if (t->gen == t->g->gen && !atomic_load(&t->g->lost))
         rt_cache_add(session_cache(t->g), t->ckey_call, t->ckey, t->ckey_len, t->crep,
                      t->crep_len, t->crep_off, t->ckey_group, t->ckey_epoch);
@@ -1805,6 +1854,7 @@ apigen_status apigen_call_async(apigen_call *c)
             t->upto = n; /* what was queued before has run before this frame */
     }
     t->nq++;
+    t->unasked[(c->wire_id >> RT_CALL_API_SHIFT) % RT_FAMILY_MAX]++;
     if (!atomic_load_explicit(&t->g->flusher_on, memory_order_relaxed))
         start_flusher(t->g);
     uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);
@@ -1881,6 +1931,8 @@ __attribute__((destructor)) static void flush_at_exit(void)
 {
     char err[256];
     for (gthr *t = tl_head; t; t = t->next) {
+        if (t->gen == t->g->gen)
+            pend_unreported(t, "process exit");
         if (t->locked)
             continue; /* exit() inside a call */
         tlock_take(&t->mu); /* the flusher may be sending it */

@@ -20,6 +20,7 @@
 #include "rt_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@
 
 #define ADOPT_WAIT_MS 2000 /* a laned frame arrived before its lanes' handshakes finished (they end before the guest sends it: microseconds) */
 #define DISCARD_CAP (256u << 10)
+
+void (*rt_lanes_mx)(uint64_t opened, uint64_t in, uint64_t out);
 
 struct rt_lanes {
     apigen_conn *main;
@@ -516,6 +519,17 @@ uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_
     return st;
 }
 
+unsigned rt_lanes_expected(void)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&reg_mu);
+    for (rt_lanes *L = reg_head; L; L = L->reg_next)
+        if (!L->adopted && !L->dead && n < UINT_MAX - RT_LANES_MAX)
+            n += L->k ? L->k - L->have : RT_LANES_MAX;
+    pthread_mutex_unlock(&reg_mu);
+    return n;
+}
+
 /* The server adopts the lanes that arrived: all of them (wait_ms: for the
  * last handshakes to finish), else none. Under nothing. */
 static bool adopt(rt_lanes *L, int wait_ms, char *err, size_t errlen)
@@ -541,7 +555,11 @@ static bool adopt(rt_lanes *L, int wait_ms, char *err, size_t errlen)
         snprintf(err, errlen, "%u of %u lanes arrived", have, k);
         return false;
     }
-    return start_workers(L, err, errlen);
+    if (!start_workers(L, err, errlen))
+        return false;
+    if (rt_lanes_mx)
+        rt_lanes_mx(k, 0, 0);
+    return true;
 }
 
 /* ---- the data path -------------------------------------------------------------- */
@@ -583,7 +601,10 @@ bool rt_lanes_send(rt_lanes *L, const void *p, uint64_t n, int timeout_ms, char 
 {
     uint32_t seq = L->seq_out++;
     L->bytes_out += n;
-    return run_job(L, false, p, NULL, n, 0, n, seq, timeout_ms, err, errlen);
+    bool ok = run_job(L, false, p, NULL, n, 0, n, seq, timeout_ms, err, errlen);
+    if (ok && L->server && rt_lanes_mx)
+        rt_lanes_mx(0, 0, n);
+    return ok;
 }
 
 bool rt_lanes_recv_begin(rt_lanes *L, uint64_t n, char *err, size_t errlen)
@@ -611,7 +632,10 @@ bool rt_lanes_recv(rt_lanes *L, void *dst, uint64_t n, int timeout_ms, char *err
     uint64_t a = L->in_pos;
     L->in_pos += n;
     L->bytes_in += n;
-    return run_job(L, true, NULL, dst, L->in_n, a, a + n, L->seq_in - 1, timeout_ms, err, errlen);
+    bool ok = run_job(L, true, NULL, dst, L->in_n, a, a + n, L->seq_in - 1, timeout_ms, err, errlen);
+    if (ok && L->server && rt_lanes_mx)
+        rt_lanes_mx(0, n, 0);
+    return ok;
 }
 
 uint64_t rt_lanes_min(const rt_lanes *L) { return L ? L->min : UINT64_MAX; }

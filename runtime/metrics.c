@@ -44,6 +44,13 @@ struct rt_mx_sess {
     _Atomic bool devtracked;
 };
 
+/* Lanes (lanes.c): lane connections the server took into use, and the bulk
+ * bytes that travelled over them each way. Atomic adds: many connections
+ * count here, once per transfer (megabytes), not per call. */
+typedef struct mx_lanes {
+    _Atomic uint64_t opened, in, out;
+} mx_lanes;
+
 /* A session process's shared mapping: its record, then MX_SLOTS blocks of
  * ncalls counters. The parent reads numbers from it, never pointers. */
 typedef struct mx_shared {
@@ -51,6 +58,7 @@ typedef struct mx_shared {
     uint8_t used[MX_SLOTS]; /* the child's own bookkeeping */
     _Atomic uint32_t slots; /* blocks ever taken, 0 included: the parent reads no more (untouched
                                pages of the mapping stay unallocated) */
+    mx_lanes lanes;         /* the session process's lanes */
     rt_mx_call c[];
 } mx_shared;
 
@@ -90,6 +98,8 @@ static mx_snode *mx_sessions;
 static struct rt_mx_seg *mx_segs;
 static uint64_t mx_next_id;
 static struct rt_mx_seg *mx_self; /* a session process: its mapping */
+static mx_lanes mx_lanes_here;    /* this process's lanes (--isolation thread) */
+static uint64_t mx_lanes_ended[3]; /* of reaped session processes (under mx_mu) */
 
 typedef struct mx_hook {
     const apigen_api *api;
@@ -317,6 +327,26 @@ void rt_mx_devmem(struct rt_mx_sess *m, int64_t delta)
     atomic_fetch_add_explicit(&m->devmem, (uint64_t)delta, memory_order_relaxed);
 }
 
+void rt_mx_lanes(uint64_t opened, uint64_t in, uint64_t out)
+{
+    if (!rt_mx_on)
+        return;
+    mx_lanes *l = mx_self ? &mx_self->sh->lanes : &mx_lanes_here;
+    if (opened)
+        atomic_fetch_add_explicit(&l->opened, opened, memory_order_relaxed);
+    if (in)
+        atomic_fetch_add_explicit(&l->in, in, memory_order_relaxed);
+    if (out)
+        atomic_fetch_add_explicit(&l->out, out, memory_order_relaxed);
+}
+
+static void lanes_into(uint64_t t[3], const mx_lanes *l)
+{
+    t[0] += atomic_load_explicit(&l->opened, memory_order_relaxed);
+    t[1] += atomic_load_explicit(&l->in, memory_order_relaxed);
+    t[2] += atomic_load_explicit(&l->out, memory_order_relaxed);
+}
+
 /* ---- session processes ------------------------------------------------------------ */
 struct rt_mx_seg *rt_mx_seg_new(const apigen_api *api, const char *peer, uint64_t pid,
                                 const char *comm)
@@ -403,6 +433,7 @@ void rt_mx_seg_end(pid_t pid)
                 sum_into(a->ended, g->sh->c + (size_t)k * g->api->ncalls, g->api->ncalls);
             a->sessions_ended++;
         }
+        lanes_into(mx_lanes_ended, &g->sh->lanes);
         rt_mx_seg_free(g);
         break;
     }
@@ -546,6 +577,19 @@ static void scrape(apigen_metrics_out *o)
     for (unsigned a = 0; a < mx_napis; a++)
         apigen_metrics_printf(o, "apigen_sessions_ended_total{api=\"%s\"} %llu\n", mx_apis[a].api->name,
                               (unsigned long long)mx_apis[a].sessions_ended);
+    /* lanes: this process's, reaped session processes', live ones' */
+    uint64_t ln[3] = {mx_lanes_ended[0], mx_lanes_ended[1], mx_lanes_ended[2]};
+    lanes_into(ln, &mx_lanes_here);
+    for (struct rt_mx_seg *g = mx_segs; g; g = g->next)
+        lanes_into(ln, &g->sh->lanes);
+    family(o, "apigen_lanes_opened_total", "counter",
+           "Lane connections taken into use: extra tcp connections of a guest thread that carry its large transfers.");
+    apigen_metrics_printf(o, "apigen_lanes_opened_total %llu\n", (unsigned long long)ln[0]);
+    family(o, "apigen_lane_received_bytes_total", "counter",
+           "Bulk bytes received over lanes (also in apigen_call_received_bytes_total, which counts frames whole).");
+    apigen_metrics_printf(o, "apigen_lane_received_bytes_total %llu\n", (unsigned long long)ln[1]);
+    family(o, "apigen_lane_sent_bytes_total", "counter", "Bulk bytes sent over lanes.");
+    apigen_metrics_printf(o, "apigen_lane_sent_bytes_total %llu\n", (unsigned long long)ln[2]);
     for (int mem = 0; mem < 2; mem++) {
         if (mem)
             family(o, "apigen_session_device_memory_bytes", "gauge",
@@ -929,6 +973,7 @@ bool rt_mx_start(const char *url, const apigen_api *const *apis, unsigned napis,
 {
     if (napis > MX_APIS)
         napis = MX_APIS;
+    rt_lanes_mx = rt_mx_lanes; /* lanes.c is common to both sides: the server's counts come here */
     mx_apis = calloc(napis, sizeof *mx_apis);
     if (!mx_apis)
         return false;

@@ -280,6 +280,13 @@ bool rt_lanes_started(const rt_lanes *L);
 uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_KEY_LEN],
                         unsigned idx, unsigned k, uint32_t piece, uint64_t min, apigen_conn *conn,
                         char *msg, size_t msglen);
+/* The server: lane connections it granted and still expects (a
+ * connection's lanes not all arrived: RT_LANES_MAX until the first tells
+ * their count), for --max-conns at accept (server.c). */
+unsigned rt_lanes_expected(void);
+/* The server's metrics (metrics.c sets it with --metrics; NULL: none):
+ * lane connections taken into use, bulk bytes received and sent on lanes. */
+extern void (*rt_lanes_mx)(uint64_t opened, uint64_t in, uint64_t out);
 /* The lanes to send a bulk of n bytes on (NULL: send it on c itself); and
  * those a laned frame's bulk comes on (NULL + err: none, end the connection). */
 rt_lanes *rt_lanes_for_send(apigen_conn *c, uint64_t n);
@@ -621,6 +628,14 @@ void rt_settle_replied(rt_settle *s);
 /* nothing noted since the last point known complete in scope */
 bool rt_settle_idle(rt_settle *s, uint64_t scope);
 
+/* contents.c: an error of a queued call came back (taint): what the guest
+ * holds of handle contents changed before it is no longer vouched for;
+ * taint_now: the count so far. */
+void rt_contents_taint(void);
+/* a thread's memoized answers of an API given in the guest while its
+ * calls are queued: every this many-th goes to the server (guest.c) */
+#define RT_MEMO_ASK_EVERY 16
+uint64_t rt_contents_taint_now(void);
 /* cache.c: a server session's kept answers (spec `cache:`), request bytes
  * of call_id -> reply bytes (results from off on). find copies the reply
  * into *buf (grown to *cap); false: not kept (or no memory to copy it).

@@ -93,6 +93,10 @@ void rt_mx_session_close(struct rt_mx_sess *m);
 /* devmem.c: device bytes a session holds (its live ranges) */
 void rt_mx_devmem(struct rt_mx_sess *m, int64_t delta);
 
+/* lanes.c, server side: lane connections taken into use, bulk bytes
+ * received and sent over lanes (in a session process: its shared record) */
+void rt_mx_lanes(uint64_t opened, uint64_t in, uint64_t out);
+
 /* --isolation process, parent: a new session's shared record and counter
  * blocks, made before the fork (NULL: metrics off or no memory); the child
  * adopts it; the parent lists it under the child's pid, and folds its

@@ -57,7 +57,8 @@ typedef struct rt_server {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct sconn *conns;
-    unsigned nconns;
+    unsigned nconns;        /* every connection being served (under mu) */
+    unsigned nmain, nlanes; /* of them, past the handshake: lanes and the rest (ISO_THREAD) */
     int isolation;          /* ISO_THREAD or ISO_PROCESS */
     rt_child *children;     /* parent, ISO_PROCESS: one per live session (under mu) */
     unsigned nchildren;
@@ -81,6 +82,8 @@ typedef struct sconn {
     struct {
         const apigen_api *api;
         int64_t err;
+        uint32_t call_id; /* the queued call that failed (for the log) */
+        unsigned more;    /* later queued failures it stands for */
     } dfr[RT_DEFER_APIS];
     unsigned ndfr;
     rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
@@ -91,6 +94,7 @@ typedef struct sconn {
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
     bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
+    bool counted_main, counted_lane; /* in srv->nmain / srv->nlanes */
 } sconn;
 
 /* the slot of api's held async error, or -1 */
@@ -109,17 +113,22 @@ static void dfr_drop(sconn *sc, int i)
 }
 
 /* an async call of api failed: kept unless api already holds one (the
- * first failure is the one reported) */
-static void dfr_hold(sconn *sc, const apigen_api *api, int64_t err)
+ * first failure is the one reported; the later ones are counted) */
+static void dfr_hold(sconn *sc, const apigen_api *api, int64_t err, uint32_t call_id)
 {
-    if (dfr_find(sc, api) >= 0)
+    int at = dfr_find(sc, api);
+    if (at >= 0) {
+        sc->dfr[at].more++;
         return;
+    }
     if (sc->ndfr == RT_DEFER_APIS) { /* more APIs on one connection than the runtime keeps */
         apigen_log("%s: an async call's error (%lld) is not kept: %u APIs already hold one on "
                    "this connection", api->name, (long long)err, (unsigned)RT_DEFER_APIS);
         return;
     }
     sc->dfr[sc->ndfr].api = api;
+    sc->dfr[sc->ndfr].call_id = call_id;
+    sc->dfr[sc->ndfr].more = 0;
     sc->dfr[sc->ndfr++].err = err;
 }
 
@@ -268,6 +277,29 @@ static bool server_lanes_on(void)
     return on;
 }
 
+/* --max-conns, at the handshake (ISO_THREAD): a connection that is not a
+ * lane takes one of max_conns places; a lane takes none (it is bounded by
+ * its owner's lane count, RT_LANES_MAX at most, and the accept loop lets
+ * the lanes the server still expects through: rt_lanes_expected), so a
+ * guest's lanes neither are refused nor crowd out other clients. */
+static bool count_conn(sconn *sc, bool lane)
+{
+    rt_server *srv = sc->srv;
+    bool ok = true;
+    pthread_mutex_lock(&srv->mu);
+    if (lane) {
+        srv->nlanes++;
+        sc->counted_lane = true;
+    } else if (srv->nmain >= srv->max_conns) {
+        ok = false;
+    } else {
+        srv->nmain++;
+        sc->counted_main = true;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return ok;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -319,6 +351,9 @@ static bool handshake(sconn *sc)
             snprintf(msg, sizeof msg, "authentication failed: %s (set APIGEN_TOKEN to the server's token)",
                      token ? "wrong token" : "no token sent");
             st = RT_HELLO_AUTH;
+        } else if (srv->isolation == ISO_THREAD && !count_conn(sc, hl.lane)) {
+            snprintf(msg, sizeof msg, "too many connections (%u, --max-conns)", srv->max_conns);
+            st = RT_HELLO_SESSION;
         } else if (srv->isolation == ISO_PROCESS && !srv->is_child) {
             /* the session's child answers the handshake */
             st = route_to_child(sc, &h, &hl, msg, sizeof msg);
@@ -523,9 +558,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
         if (cx.status != APIGEN_OK)
-            dfr_hold(sc, api, api->status_error[cx.status]);
+            dfr_hold(sc, api, api->status_error[cx.status], call_id);
         else if (cx.has_result && cx.result_error != api->success_value)
-            dfr_hold(sc, api, cx.result_error);
+            dfr_hold(sc, api, cx.result_error, call_id);
     } else {
         bool report = cx.status == APIGEN_OK && held && !rtd.last_error_call;
         if (rtd.last_error_call && cx.status == APIGEN_OK && held) {
@@ -540,6 +575,11 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         }
         put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report,
                    report ? sc->dfr[held_at].err : 0);
+        if (report && sc->dfr[held_at].more) /* natively each would have said its own */
+            apigen_log("%s: %u more queued calls failed after %s (%lld), whose error %s returned "
+                       "to the guest thread %s", api->name, sc->dfr[held_at].more,
+                       call_name(api, sc->dfr[held_at].call_id), (long long)sc->dfr[held_at].err,
+                       call_name(api, call_id), apigen_tp_peer(sc->conn));
         if (report)
             dfr_drop(sc, held_at);
         /* what the call printed (a kernel's printf at a synchronization) goes
@@ -587,6 +627,20 @@ static bool stream_head_first(const sconn *sc, const apigen_frame_hdr *h)
            api->stream_in_calls[call_id] &&
            !(h->flags & (APIGEN_F_BYE | APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) &&
            !(h->call_id == RT_CALL_WAIT && (h->flags & APIGEN_F_ASYNC));
+}
+
+/* The guest thread is gone with queued calls' errors that no call of their
+ * API returned (it made none after them): never dropped silently. */
+static void dfr_unreported(sconn *sc)
+{
+    for (unsigned i = 0; i < sc->ndfr; i++)
+        apigen_log("%s: queued call %s failed with %lld%s, and the guest thread %s made no later "
+                   "%s call that could return it: the error was never reported to the program",
+                   sc->dfr[i].api->name, call_name(sc->dfr[i].api, sc->dfr[i].call_id),
+                   (long long)sc->dfr[i].err,
+                   sc->dfr[i].more ? " (and later queued calls failed too)" : "",
+                   sc->conn ? apigen_tp_peer(sc->conn) : "?", sc->dfr[i].api->name);
+    sc->ndfr = 0;
 }
 
 static void *conn_main(void *arg)
@@ -664,6 +718,7 @@ static void *conn_main(void *arg)
      * last connection destroys what the client created). A socket handed to
      * a session child is only closed here: shutdown would end it there too. */
     rt_mx_unclaim(&sc->mx);
+    dfr_unreported(sc);
     if (sc->lane) { /* its owner's lanes hold the connection now */
         pthread_mutex_lock(&srv->mu);
         sc->conn = NULL;
@@ -702,6 +757,8 @@ static void *conn_main(void *arg)
     if (sc->next)
         sc->next->prev = sc->prev;
     srv->nconns--;
+    srv->nmain -= sc->counted_main;
+    srv->nlanes -= sc->counted_lane;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
     free(sc);
@@ -1184,7 +1241,8 @@ static void usage(const char *argv0)
             "  URL: unix:///path, tcp://host:port, tcp://[addr]:port, tls://host:port, shm://name,\n"
             "    ucx://host:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
-            "  --max-conns: connections served at once (default 1024); more are closed at accept\n"
+            "  --max-conns: connections served at once (default 1024); more are closed at accept or\n"
+            "               refused at the handshake; a guest's lanes (tcp) do not count\n"
             "  --token-file: clients must send this token (APIGEN_TOKEN or APIGEN_TOKEN_FILE on\n"
             "    the guest); without it, a TCP listener on a non-loopback address is open to anyone\n"
             "    who can reach it. Unix sockets are created mode 0600.\n"
@@ -1442,8 +1500,11 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 nanosleep(&ts, NULL);
                 continue;
             }
+            /* lanes past their handshake count for nothing; lanes still
+             * to come may arrive beyond the bound (count_conn) */
+            unsigned expected = rt_lanes_expected();
             pthread_mutex_lock(&srv->mu);
-            bool full = srv->nconns >= srv->max_conns;
+            bool full = srv->nconns - srv->nlanes >= srv->max_conns + expected;
             pthread_mutex_unlock(&srv->mu);
             if (full) {
                 static unsigned nfull;

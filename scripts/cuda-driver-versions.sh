@@ -16,15 +16,9 @@
 # /usr/local/cuda/lib64/stubs/libcuda.so when it exists) for the server.
 # Exit status: 0 all pass, 1 a failure, 77 offline and a wheel not cached.
 set -u
-apigen=$1 guest_lib=$2 tp_lib=$3
-shift 3
-tp_libs=$tp_lib
-if nm "$tp_lib" 2>/dev/null | grep -q ' U SSL_'; then tp_libs="$tp_lib -lssl -lcrypto"; fi
-host_lib=$(dirname "$guest_lib")/libapigen_host.a
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
-pip=${PIP:-pip}
-cc=${CC:-cc}
+. "$root/scripts/versions-args.sh" # apigen guest_lib tp_lib tp_libs host_lib cache pip cc
+shift 3
 . "$root/scripts/cuda-wheels.sh"
 libcuda=${LIBCUDA:-}
 [ -z "$libcuda" ] && [ -f /usr/local/cuda/lib64/stubs/libcuda.so ] && libcuda=/usr/local/cuda/lib64/stubs/libcuda.so

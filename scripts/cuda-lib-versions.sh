@@ -27,15 +27,10 @@
 # Exit status: 0 every version passes, 1 a failure, 77 the registry cannot be
 # reached and a wheel is not cached (SKIPPED, with the reason).
 set -u
-apigen=$1 guest_lib=$2 tp_lib=$3 api=$4
-shift 4
-tp_libs=$tp_lib
-if nm "$tp_lib" 2>/dev/null | grep -q ' U SSL_'; then tp_libs="$tp_lib -lssl -lcrypto"; fi
-host_lib=$(dirname "$guest_lib")/libapigen_host.a
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
-pip=${PIP:-pip}
-cc=${CC:-cc}
+. "$root/scripts/versions-args.sh" # apigen guest_lib tp_lib tp_libs host_lib cache pip cc
+api=$4
+shift 4
 table=$root/scripts/cuda-lib-wheels.txt
 spec=$root/specs/$api.yaml
 S=$root/specs/$api

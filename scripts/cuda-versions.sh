@@ -24,16 +24,9 @@
 # Functions a version adds that the spec cannot decide are generated as
 # unsupported (apigen --undecided-unsupported) and listed.
 set -u
-apigen=$1 guest_lib=$2 tp_lib=$3
-# a transport library built with tls:// needs OpenSSL at link time
-tp_libs=$tp_lib
-if nm "$tp_lib" 2>/dev/null | grep -q ' U SSL_'; then tp_libs="$tp_lib -lssl -lcrypto"; fi
-host_lib=$(dirname "$guest_lib")/libapigen_host.a
-shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
-pip=${PIP:-pip}
-cc=${CC:-cc}
+. "$root/scripts/versions-args.sh" # apigen guest_lib tp_lib tp_libs host_lib cache pip cc
+shift 3
 mkdir -p "$cache" || exit 1
 
 # Every CUDA runtime version NVIDIA's wheels offer (11.7 is the first on PyPI)

@@ -34,14 +34,9 @@
 # cannot be reached and a wheel's files are not cached (SKIPPED, with the
 # reason).
 set -u
-apigen=$1 guest_lib=$2 tp_lib=$3
-shift 3
-tp_libs=$tp_lib
-if nm "$tp_lib" 2>/dev/null | grep -q ' U SSL_'; then tp_libs="$tp_lib -lssl -lcrypto"; fi
-host_lib=$(dirname "$guest_lib")/libapigen_host.a
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
-cc=${CC:-cc}
+. "$root/scripts/versions-args.sh" # apigen guest_lib tp_lib tp_libs host_lib cache cc
+shift 3
 py=${PYTHON:-python3}
 table=$root/scripts/cudnn-wheels.txt
 exports=$root/specs/cudnn/exports.txt

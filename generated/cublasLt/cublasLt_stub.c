@@ -1255,6 +1255,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
     cublasStatus_t ret_ = {0};
     uint64_t n_heuristicResultsArray = 0;
     uint64_t n_returnAlgoCount = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cublasLt_api, (uint64_t)(uintptr_t)lightHandle); /* lightHandle */
     if (srv_ < 0) srv_ = apigen_route_id(&cublasLt_api, (uint64_t)(uintptr_t)operationDesc); /* operationDesc */
@@ -1281,7 +1282,21 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_returnAlgoCount)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, returnAlgoCount != NULL)) goto nomem; /* returnAlgoCount */
-    st_ = apigen_call_sync(&call_);
+    apigen_wr mk_; /* cache.contents: the question's key, handles by what they hold */
+    apigen_wr_init(&mk_);
+    bool memo_ = true;
+    memo_ = memo_ && apigen_put_u64(&mk_, (uint64_t)(uintptr_t)lightHandle); /* lightHandle: its id (never reused in a session) */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)operationDesc); /* operationDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)Adesc); /* Adesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)Bdesc); /* Bdesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)Cdesc); /* Cdesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)Ddesc); /* Ddesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)preference); /* preference: what the guest holds of it */
+    memo_ = memo_ && apigen_put_raw(&mk_, &requestedAlgoCount, sizeof requestedAlgoCount); /* requestedAlgoCount */
+    memo_ = memo_ && apigen_put_u8(&mk_, heuristicResultsArray != NULL); /* heuristicResultsArray */
+    memo_ = memo_ && apigen_put_u8(&mk_, returnAlgoCount != NULL); /* returnAlgoCount */
+    st_ = apigen_call_sync_memo(&call_, memo_ && (true), &mk_, &cached_); /* cache: kept answers first */
+    apigen_wr_free(&mk_);
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -1291,6 +1306,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
     }
     if (heuristicResultsArray != NULL && !apigen_get_into(&call_.rd, heuristicResultsArray, n_heuristicResultsArray, NULL)) goto bad; /* heuristicResultsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
+    if (!cached_ && (ret_ == CUBLAS_STATUS_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1313,7 +1330,7 @@ fail:
     ret_ = (cublasStatus_t)cublasLt_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cublasLtMatmulAlgoGetHeuristic(lightHandle=%#llx, operationDesc=%#llx, Adesc=%#llx, Bdesc=%#llx, Cdesc=%#llx, Ddesc=%#llx, preference=%#llx, requestedAlgoCount=%lld, heuristicResultsArray=%#llx, returnAlgoCount=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)lightHandle, (unsigned long long)(uintptr_t)operationDesc, (unsigned long long)(uintptr_t)Adesc, (unsigned long long)(uintptr_t)Bdesc, (unsigned long long)(uintptr_t)Cdesc, (unsigned long long)(uintptr_t)Ddesc, (unsigned long long)(uintptr_t)preference, (long long)requestedAlgoCount, (unsigned long long)(uintptr_t)heuristicResultsArray, (unsigned long long)(uintptr_t)returnAlgoCount, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cublasLtMatmulAlgoGetHeuristic(lightHandle=%#llx, operationDesc=%#llx, Adesc=%#llx, Bdesc=%#llx, Cdesc=%#llx, Ddesc=%#llx, preference=%#llx, requestedAlgoCount=%lld, heuristicResultsArray=%#llx, returnAlgoCount=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)lightHandle, (unsigned long long)(uintptr_t)operationDesc, (unsigned long long)(uintptr_t)Adesc, (unsigned long long)(uintptr_t)Bdesc, (unsigned long long)(uintptr_t)Cdesc, (unsigned long long)(uintptr_t)Ddesc, (unsigned long long)(uintptr_t)preference, (long long)requestedAlgoCount, (unsigned long long)(uintptr_t)heuristicResultsArray, (unsigned long long)(uintptr_t)returnAlgoCount, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1463,6 +1480,18 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
             goto fail;
         if (matmulDesc != NULL)
             *matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)g_matmulDesc; /* matmulDesc: the server binds it when the call runs */
+        if (1) { /* types.handles.cublasLtMatmulDesc_t.contents: what matmulDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &computeType, sizeof computeType); /* computeType */
+            ok_ = ok_ && apigen_put_raw(&cv_, &scaleType, sizeof scaleType); /* scaleType */
+            if (matmulDesc != NULL)
+                apigen_contents_create(CUBLASLT_CALL_cublasLtMatmulDescCreate, (uint64_t)(uintptr_t)*matmulDesc, ok_ ? &cv_ : NULL);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1476,6 +1505,18 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
     }
     if (matmulDesc != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
         *matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)g_matmulDesc; /* matmulDesc: the id the server binds */
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatmulDesc_t.contents: what matmulDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &computeType, sizeof computeType); /* computeType */
+        ok_ = ok_ && apigen_put_raw(&cv_, &scaleType, sizeof scaleType); /* scaleType */
+        if (matmulDesc != NULL)
+            apigen_contents_create(CUBLASLT_CALL_cublasLtMatmulDescCreate, (uint64_t)(uintptr_t)*matmulDesc, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1519,6 +1560,8 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) /* matmulDesc: gone, and what it held */
+            apigen_contents_forget((uint64_t)(uintptr_t)matmulDesc);
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1530,6 +1573,8 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) /* matmulDesc: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)matmulDesc);
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1654,6 +1699,19 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cublasLtMatmulDesc_t.contents: what matmulDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+            ok_ = ok_ && !(attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR); /* buf names other handles: their changes are not this one's */
+            ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+            apigen_contents_set(CUBLASLT_CALL_cublasLtMatmulDescSetAttribute, (uint64_t)(uintptr_t)matmulDesc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1664,6 +1722,19 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatmulDesc_t.contents: what matmulDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+        ok_ = ok_ && !(attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR); /* buf names other handles: their changes are not this one's */
+        ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+        apigen_contents_set(CUBLASLT_CALL_cublasLtMatmulDescSetAttribute, (uint64_t)(uintptr_t)matmulDesc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
@@ -1707,6 +1778,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
             goto fail;
         if (pref != NULL)
             *pref = (cublasLtMatmulPreference_t)(uintptr_t)g_pref; /* pref: the server binds it when the call runs */
+        if (1) { /* types.handles.cublasLtMatmulPreference_t.contents: what pref holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            if (pref != NULL)
+                apigen_contents_create(CUBLASLT_CALL_cublasLtMatmulPreferenceCreate, (uint64_t)(uintptr_t)*pref, ok_ ? &cv_ : NULL);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1720,6 +1801,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
     }
     if (pref != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
         *pref = (cublasLtMatmulPreference_t)(uintptr_t)g_pref; /* pref: the id the server binds */
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatmulPreference_t.contents: what pref holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        if (pref != NULL)
+            apigen_contents_create(CUBLASLT_CALL_cublasLtMatmulPreferenceCreate, (uint64_t)(uintptr_t)*pref, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1762,6 +1853,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) /* pref: gone, and what it held */
+            apigen_contents_forget((uint64_t)(uintptr_t)pref);
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1773,6 +1866,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) /* pref: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)pref);
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1892,6 +1987,18 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cublasLtMatmulPreference_t.contents: what pref holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+            ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+            apigen_contents_set(CUBLASLT_CALL_cublasLtMatmulPreferenceSetAttribute, (uint64_t)(uintptr_t)pref, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1902,6 +2009,18 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatmulPreference_t.contents: what pref holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+        ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+        apigen_contents_set(CUBLASLT_CALL_cublasLtMatmulPreferenceSetAttribute, (uint64_t)(uintptr_t)pref, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
@@ -1949,6 +2068,20 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
             goto fail;
         if (matLayout != NULL)
             *matLayout = (cublasLtMatrixLayout_t)(uintptr_t)g_matLayout; /* matLayout: the server binds it when the call runs */
+        if (1) { /* types.handles.cublasLtMatrixLayout_t.contents: what matLayout holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &type, sizeof type); /* type */
+            ok_ = ok_ && apigen_put_raw(&cv_, &rows, sizeof rows); /* rows */
+            ok_ = ok_ && apigen_put_raw(&cv_, &cols, sizeof cols); /* cols */
+            ok_ = ok_ && apigen_put_raw(&cv_, &ld, sizeof ld); /* ld */
+            if (matLayout != NULL)
+                apigen_contents_create(CUBLASLT_CALL_cublasLtMatrixLayoutCreate, (uint64_t)(uintptr_t)*matLayout, ok_ ? &cv_ : NULL);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -1962,6 +2095,20 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
     }
     if (matLayout != NULL && ret_ == CUBLAS_STATUS_SUCCESS)
         *matLayout = (cublasLtMatrixLayout_t)(uintptr_t)g_matLayout; /* matLayout: the id the server binds */
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatrixLayout_t.contents: what matLayout holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &type, sizeof type); /* type */
+        ok_ = ok_ && apigen_put_raw(&cv_, &rows, sizeof rows); /* rows */
+        ok_ = ok_ && apigen_put_raw(&cv_, &cols, sizeof cols); /* cols */
+        ok_ = ok_ && apigen_put_raw(&cv_, &ld, sizeof ld); /* ld */
+        if (matLayout != NULL)
+            apigen_contents_create(CUBLASLT_CALL_cublasLtMatrixLayoutCreate, (uint64_t)(uintptr_t)*matLayout, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2004,6 +2151,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) /* matLayout: gone, and what it held */
+            apigen_contents_forget((uint64_t)(uintptr_t)matLayout);
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -2015,6 +2164,8 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) /* matLayout: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)matLayout);
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2138,6 +2289,18 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cublasLtMatrixLayout_t.contents: what matLayout holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+            ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+            apigen_contents_set(CUBLASLT_CALL_cublasLtMatrixLayoutSetAttribute, (uint64_t)(uintptr_t)matLayout, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUBLAS_STATUS_SUCCESS;
         goto done;
     }
@@ -2148,6 +2311,18 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (ret_ == CUBLAS_STATUS_SUCCESS) { /* types.handles.cublasLtMatrixLayout_t.contents: what matLayout holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+        ok_ = ok_ && apigen_put_raw(&cv_, &sizeInBytes, sizeof sizeInBytes); /* sizeInBytes */
+        apigen_contents_set(CUBLASLT_CALL_cublasLtMatrixLayoutSetAttribute, (uint64_t)(uintptr_t)matLayout, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
         ret_ = (cublasStatus_t)call_.deferred_error;

@@ -19032,6 +19032,7 @@ done:
     return ret_;
 }
 
+bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources */
 /* The forwarder of cuMemcpyHtoD_v2: the spec's hand-written guest code exports cuMemcpyHtoD_v2 and calls this. */
 APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
@@ -19040,6 +19041,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const voi
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_srcHost = 0;
+    bool may_queue_ = cuda_may_queue_htod(dstDevice, srcHost, ByteCount);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2, srv_))
@@ -19051,6 +19053,16 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const voi
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19086,6 +19098,7 @@ done:
     return ret_;
 }
 
+bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources */
 /* The forwarder of cuMemcpyHtoD_v2_ptds: the spec's hand-written guest code exports cuMemcpyHtoD_v2_ptds and calls this. */
 APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
@@ -19094,6 +19107,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, cons
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_srcHost = 0;
+    bool may_queue_ = cuda_may_queue_htod(dstDevice, srcHost, ByteCount);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2_ptds, srv_))
@@ -19105,6 +19119,16 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, cons
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

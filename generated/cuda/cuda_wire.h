@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0xe3c6b48c8bebc7ba)
+#define CUDA_FINGERPRINT UINT64_C(0x815e4b875c1a4e9c)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -2274,6 +2274,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateActivationDescriptor(cudnnActiv
             goto fail;
         if (activationDesc != NULL)
             *activationDesc = (cudnnActivationDescriptor_t)(uintptr_t)g_activationDesc; /* activationDesc: the server binds it when the call runs */
+        if (1) { /* types.handles.cudnnActivationDescriptor_t.contents: what activationDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            if (activationDesc != NULL)
+                apigen_contents_create(CUDNN_CALL_cudnnCreateActivationDescriptor, (uint64_t)(uintptr_t)*activationDesc, ok_ ? &cv_ : NULL);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -2287,6 +2297,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateActivationDescriptor(cudnnActiv
     }
     if (activationDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *activationDesc = (cudnnActivationDescriptor_t)(uintptr_t)g_activationDesc; /* activationDesc: the id the server binds */
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnActivationDescriptor_t.contents: what activationDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        if (activationDesc != NULL)
+            apigen_contents_create(CUDNN_CALL_cudnnCreateActivationDescriptor, (uint64_t)(uintptr_t)*activationDesc, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3251,6 +3271,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorDescriptor(cudnnTensorDes
             goto fail;
         if (tensorDesc != NULL)
             *tensorDesc = (cudnnTensorDescriptor_t)(uintptr_t)g_tensorDesc; /* tensorDesc: the server binds it when the call runs */
+        if (1) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            if (tensorDesc != NULL)
+                apigen_contents_create(CUDNN_CALL_cudnnCreateTensorDescriptor, (uint64_t)(uintptr_t)*tensorDesc, ok_ ? &cv_ : NULL);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -3264,6 +3294,16 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorDescriptor(cudnnTensorDes
     }
     if (tensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *tensorDesc = (cudnnTensorDescriptor_t)(uintptr_t)g_tensorDesc; /* tensorDesc: the id the server binds */
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        if (tensorDesc != NULL)
+            apigen_contents_create(CUDNN_CALL_cudnnCreateTensorDescriptor, (uint64_t)(uintptr_t)*tensorDesc, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3369,6 +3409,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveBNTensorDescriptor(cudnnTensorD
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedBnDesc); /* derivedBnDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3419,6 +3460,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveNormTensorDescriptor(cudnnTenso
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedNormScaleBiasDesc); /* derivedNormScaleBiasDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)derivedNormMeanVarDesc); /* derivedNormMeanVarDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3443,8 +3486,7 @@ done:
     return ret_;
 }
 
-/* The forwarder of cudnnDestroy: the spec's hand-written guest code exports cudnnDestroy and calls this. */
-APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroy(cudnnHandle_t handle)
+APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3505,6 +3547,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDesc
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) /* activationDesc: gone, and what it held */
+            apigen_contents_forget((uint64_t)(uintptr_t)activationDesc);
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -3516,6 +3560,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    if (ret_ == CUDNN_STATUS_SUCCESS) /* activationDesc: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)activationDesc);
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4382,6 +4428,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) /* tensorDesc: gone, and what it held */
+            apigen_contents_forget((uint64_t)(uintptr_t)tensorDesc);
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -4393,6 +4441,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    if (ret_ == CUDNN_STATUS_SUCCESS) /* tensorDesc: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)tensorDesc);
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5689,14 +5739,14 @@ done:
     return ret_;
 }
 
-/* The forwarder of cudnnGetBatchNormalizationBackwardExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationBackwardExWorkspaceSize and calls this. */
-APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t dyDesc, const cudnnTensorDescriptor_t dzDesc, const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_sizeInBytes = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -5722,7 +5772,22 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorksp
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeInBytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, sizeInBytes != NULL)) goto nomem; /* sizeInBytes */
-    st_ = apigen_call_sync(&call_);
+    apigen_wr mk_; /* cache.contents: the question's key, handles by what they hold */
+    apigen_wr_init(&mk_);
+    bool memo_ = true;
+    memo_ = memo_ && apigen_put_u64(&mk_, (uint64_t)(uintptr_t)handle); /* handle: its id (never reused in a session) */
+    memo_ = memo_ && apigen_put_raw(&mk_, &mode, sizeof mode); /* mode */
+    memo_ = memo_ && apigen_put_raw(&mk_, &bnOps, sizeof bnOps); /* bnOps */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)xDesc); /* xDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)yDesc); /* yDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)dyDesc); /* dyDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)dzDesc); /* dzDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)dxDesc); /* dxDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)dBnScaleBiasDesc); /* dBnScaleBiasDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)activationDesc); /* activationDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_put_u8(&mk_, sizeInBytes != NULL); /* sizeInBytes */
+    st_ = apigen_call_sync_memo(&call_, memo_ && (true), &mk_, &cached_); /* cache: kept answers first */
+    apigen_wr_free(&mk_);
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5731,6 +5796,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorksp
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
+    if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5753,19 +5820,19 @@ fail:
     ret_ = (cudnnStatus_t)cudnn_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle=%#llx, mode=%llu, bnOps=%llu, xDesc=%#llx, yDesc=%#llx, dyDesc=%#llx, dzDesc=%#llx, dxDesc=%#llx, dBnScaleBiasDesc=%#llx, activationDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)yDesc, (unsigned long long)(uintptr_t)dyDesc, (unsigned long long)(uintptr_t)dzDesc, (unsigned long long)(uintptr_t)dxDesc, (unsigned long long)(uintptr_t)dBnScaleBiasDesc, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudnnGetBatchNormalizationBackwardExWorkspaceSize(handle=%#llx, mode=%llu, bnOps=%llu, xDesc=%#llx, yDesc=%#llx, dyDesc=%#llx, dzDesc=%#llx, dxDesc=%#llx, dBnScaleBiasDesc=%#llx, activationDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)yDesc, (unsigned long long)(uintptr_t)dyDesc, (unsigned long long)(uintptr_t)dzDesc, (unsigned long long)(uintptr_t)dxDesc, (unsigned long long)(uintptr_t)dBnScaleBiasDesc, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
 
-/* The forwarder of cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize and calls this. */
-APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t zDesc, const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_sizeInBytes = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -5787,7 +5854,20 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingE
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeInBytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, sizeInBytes != NULL)) goto nomem; /* sizeInBytes */
-    st_ = apigen_call_sync(&call_);
+    apigen_wr mk_; /* cache.contents: the question's key, handles by what they hold */
+    apigen_wr_init(&mk_);
+    bool memo_ = true;
+    memo_ = memo_ && apigen_put_u64(&mk_, (uint64_t)(uintptr_t)handle); /* handle: its id (never reused in a session) */
+    memo_ = memo_ && apigen_put_raw(&mk_, &mode, sizeof mode); /* mode */
+    memo_ = memo_ && apigen_put_raw(&mk_, &bnOps, sizeof bnOps); /* bnOps */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)xDesc); /* xDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)zDesc); /* zDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)yDesc); /* yDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc); /* bnScaleBiasMeanVarDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)activationDesc); /* activationDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_put_u8(&mk_, sizeInBytes != NULL); /* sizeInBytes */
+    st_ = apigen_call_sync_memo(&call_, memo_ && (true), &mk_, &cached_); /* cache: kept answers first */
+    apigen_wr_free(&mk_);
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5796,6 +5876,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingE
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
+    if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5818,19 +5900,19 @@ fail:
     ret_ = (cudnnStatus_t)cudnn_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle=%#llx, mode=%llu, bnOps=%llu, xDesc=%#llx, zDesc=%#llx, yDesc=%#llx, bnScaleBiasMeanVarDesc=%#llx, activationDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)zDesc, (unsigned long long)(uintptr_t)yDesc, (unsigned long long)(uintptr_t)bnScaleBiasMeanVarDesc, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(handle=%#llx, mode=%llu, bnOps=%llu, xDesc=%#llx, zDesc=%#llx, yDesc=%#llx, bnScaleBiasMeanVarDesc=%#llx, activationDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)zDesc, (unsigned long long)(uintptr_t)yDesc, (unsigned long long)(uintptr_t)bnScaleBiasMeanVarDesc, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
 
-/* The forwarder of cudnnGetBatchNormalizationTrainingExReserveSpaceSize: the spec's hand-written guest code exports cudnnGetBatchNormalizationTrainingExReserveSpaceSize and calls this. */
-APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
+APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc, size_t *sizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_sizeInBytes = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)activationDesc); /* activationDesc */
@@ -5846,7 +5928,17 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserv
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeInBytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, sizeInBytes != NULL)) goto nomem; /* sizeInBytes */
-    st_ = apigen_call_sync(&call_);
+    apigen_wr mk_; /* cache.contents: the question's key, handles by what they hold */
+    apigen_wr_init(&mk_);
+    bool memo_ = true;
+    memo_ = memo_ && apigen_put_u64(&mk_, (uint64_t)(uintptr_t)handle); /* handle: its id (never reused in a session) */
+    memo_ = memo_ && apigen_put_raw(&mk_, &mode, sizeof mode); /* mode */
+    memo_ = memo_ && apigen_put_raw(&mk_, &bnOps, sizeof bnOps); /* bnOps */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)activationDesc); /* activationDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)xDesc); /* xDesc: what the guest holds of it */
+    memo_ = memo_ && apigen_put_u8(&mk_, sizeInBytes != NULL); /* sizeInBytes */
+    st_ = apigen_call_sync_memo(&call_, memo_ && (true), &mk_, &cached_); /* cache: kept answers first */
+    apigen_wr_free(&mk_);
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5855,6 +5947,8 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserv
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
+    if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5877,7 +5971,7 @@ fail:
     ret_ = (cudnnStatus_t)cudnn_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle=%#llx, mode=%llu, bnOps=%llu, activationDesc=%#llx, xDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudnnGetBatchNormalizationTrainingExReserveSpaceSize(handle=%#llx, mode=%llu, bnOps=%llu, activationDesc=%#llx, xDesc=%#llx, sizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)mode, (unsigned long long)bnOps, (unsigned long long)(uintptr_t)activationDesc, (unsigned long long)(uintptr_t)xDesc, (unsigned long long)(uintptr_t)sizeInBytes, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -7584,6 +7678,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFoldedConvBackwardDataDescriptors(const cudn
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)paddedDiffDesc); /* paddedDiffDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)foldedGradDesc); /* foldedGradDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7878,6 +7974,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnWeights(cudnnHandle_t handle, c
             wAddr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)wDesc); /* wDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -8867,6 +8964,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnR
             bAddr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)mDesc); /* mDesc: changed in a way the guest does not record: unknown */
+    apigen_contents_forget((uint64_t)(uintptr_t)bDesc); /* bDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -9751,6 +9850,7 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTr
         ret_ = (cudnnStatus_t)v_;
     }
     if (destSizeInBytes != NULL && !apigen_get_into(&call_.rd, destSizeInBytes, n_destSizeInBytes, NULL)) goto bad; /* destSizeInBytes */
+    apigen_contents_forget((uint64_t)(uintptr_t)destDesc); /* destDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11682,6 +11782,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescript
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11726,6 +11827,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptorSwishBeta(cudnnActivatio
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
+    apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13108,6 +13210,21 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDesc
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &format, sizeof format); /* format */
+            ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+            ok_ = ok_ && apigen_put_raw(&cv_, &n, sizeof n); /* n */
+            ok_ = ok_ && apigen_put_raw(&cv_, &c, sizeof c); /* c */
+            ok_ = ok_ && apigen_put_raw(&cv_, &h, sizeof h); /* h */
+            ok_ = ok_ && apigen_put_raw(&cv_, &w, sizeof w); /* w */
+            apigen_contents_set(CUDNN_CALL_cudnnSetTensor4dDescriptor, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -13118,6 +13235,21 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDesc
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
+    }
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &format, sizeof format); /* format */
+        ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+        ok_ = ok_ && apigen_put_raw(&cv_, &n, sizeof n); /* n */
+        ok_ = ok_ && apigen_put_raw(&cv_, &c, sizeof c); /* c */
+        ok_ = ok_ && apigen_put_raw(&cv_, &h, sizeof h); /* h */
+        ok_ = ok_ && apigen_put_raw(&cv_, &w, sizeof w); /* w */
+        apigen_contents_set(CUDNN_CALL_cudnnSetTensor4dDescriptor, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
@@ -13173,6 +13305,24 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDe
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+            ok_ = ok_ && apigen_put_raw(&cv_, &n, sizeof n); /* n */
+            ok_ = ok_ && apigen_put_raw(&cv_, &c, sizeof c); /* c */
+            ok_ = ok_ && apigen_put_raw(&cv_, &h, sizeof h); /* h */
+            ok_ = ok_ && apigen_put_raw(&cv_, &w, sizeof w); /* w */
+            ok_ = ok_ && apigen_put_raw(&cv_, &nStride, sizeof nStride); /* nStride */
+            ok_ = ok_ && apigen_put_raw(&cv_, &cStride, sizeof cStride); /* cStride */
+            ok_ = ok_ && apigen_put_raw(&cv_, &hStride, sizeof hStride); /* hStride */
+            ok_ = ok_ && apigen_put_raw(&cv_, &wStride, sizeof wStride); /* wStride */
+            apigen_contents_set(CUDNN_CALL_cudnnSetTensor4dDescriptorEx, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -13183,6 +13333,24 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
+    }
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+        ok_ = ok_ && apigen_put_raw(&cv_, &n, sizeof n); /* n */
+        ok_ = ok_ && apigen_put_raw(&cv_, &c, sizeof c); /* c */
+        ok_ = ok_ && apigen_put_raw(&cv_, &h, sizeof h); /* h */
+        ok_ = ok_ && apigen_put_raw(&cv_, &w, sizeof w); /* w */
+        ok_ = ok_ && apigen_put_raw(&cv_, &nStride, sizeof nStride); /* nStride */
+        ok_ = ok_ && apigen_put_raw(&cv_, &cStride, sizeof cStride); /* cStride */
+        ok_ = ok_ && apigen_put_raw(&cv_, &hStride, sizeof hStride); /* hStride */
+        ok_ = ok_ && apigen_put_raw(&cv_, &wStride, sizeof wStride); /* wStride */
+        apigen_contents_set(CUDNN_CALL_cudnnSetTensor4dDescriptorEx, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
@@ -13241,6 +13409,19 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDesc
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+            ok_ = ok_ && apigen_put_raw(&cv_, &nbDims, sizeof nbDims); /* nbDims */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, dimA, n_dimA); /* dimA */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, strideA, n_strideA); /* strideA */
+            apigen_contents_set(CUDNN_CALL_cudnnSetTensorNdDescriptor, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -13251,6 +13432,19 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDesc
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
+    }
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+        ok_ = ok_ && apigen_put_raw(&cv_, &nbDims, sizeof nbDims); /* nbDims */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, dimA, n_dimA); /* dimA */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, strideA, n_strideA); /* strideA */
+        apigen_contents_set(CUDNN_CALL_cudnnSetTensorNdDescriptor, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
@@ -13308,6 +13502,19 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDe
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        if (1) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&cv_, &format, sizeof format); /* format */
+            ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+            ok_ = ok_ && apigen_put_raw(&cv_, &nbDims, sizeof nbDims); /* nbDims */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, dimA, n_dimA); /* dimA */
+            apigen_contents_set(CUDNN_CALL_cudnnSetTensorNdDescriptorEx, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
         ret_ = CUDNN_STATUS_SUCCESS;
         goto done;
     }
@@ -13318,6 +13525,19 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
+    }
+    if (ret_ == CUDNN_STATUS_SUCCESS) { /* types.handles.cudnnTensorDescriptor_t.contents: what tensorDesc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &format, sizeof format); /* format */
+        ok_ = ok_ && apigen_put_raw(&cv_, &dataType, sizeof dataType); /* dataType */
+        ok_ = ok_ && apigen_put_raw(&cv_, &nbDims, sizeof nbDims); /* nbDims */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, dimA, n_dimA); /* dimA */
+        apigen_contents_set(CUDNN_CALL_cudnnSetTensorNdDescriptorEx, (uint64_t)(uintptr_t)tensorDesc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
     }
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;

@@ -89,6 +89,12 @@ APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS)
 }
 #endif
 
+/* queue_check.c: a synchronous copy may be refused while a capture is open */
+int apigen_cuda_captured_ever(void)
+{
+    return atomic_load(&captured_ever_);
+}
+
 /* The legacy stream never captures (and asking about it while another
  * stream captures would invalidate that capture); NULL is the legacy
  * stream but for the _ptsz forms. */

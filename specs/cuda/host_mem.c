@@ -194,8 +194,12 @@ static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t
     pthread_mutex_lock(&twin_lock_); /* one allocation per range */
     if (!apigen_twin_device((void *)base, &dev, NULL)) {
         CUdeviceptr d = 0;
-        if ((e = cuMemAlloc_v2(&d, size)) == CUDA_SUCCESS &&
-            (e = cuda_fwd_cuMemcpyHtoD_v2(d, (void *)base, size)) == CUDA_SUCCESS &&
+        if ((e = cuMemAlloc_v2(&d, size)) == CUDA_SUCCESS) {
+            apigen_cuda_own_copies(true); /* the range's bytes are there at return */
+            e = cuda_fwd_cuMemcpyHtoD_v2(d, (void *)base, size);
+            apigen_cuda_own_copies(false);
+        }
+        if (e == CUDA_SUCCESS &&
             apigen_twin_add((void *)base, size, (uint64_t)d,
                             (flags & CU_MEMHOSTREGISTER_READ_ONLY) != 0) != 0)
             e = CUDA_ERROR_OUT_OF_MEMORY;

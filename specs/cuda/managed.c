@@ -23,10 +23,19 @@
 FWD(cuMemcpyHtoD_v2, CUdeviceptr dst, const void *src, size_t n)
 FWD(cuMemcpyDtoH_v2, void *dst, CUdeviceptr src, size_t n)
 
+/* the stub's own copies: synchronous, their errors the calling API call's */
+static CUresult own_htod(CUdeviceptr dst, const void *src, size_t n)
+{
+    apigen_cuda_own_copies(true);
+    CUresult e = cuda_fwd_cuMemcpyHtoD_v2(dst, src, n);
+    apigen_cuda_own_copies(false);
+    return e;
+}
+
 static int push_io(void *alias, uint64_t addr, size_t len, void *user)
 {
     (void)user;
-    return (int)cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)addr, alias, len);
+    return (int)own_htod((CUdeviceptr)addr, alias, len);
 }
 
 static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
@@ -40,7 +49,7 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
 static int twin_io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
 {
     (void)user;
-    return (int)(to_device ? cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)dev, buf, len)
+    return (int)(to_device ? own_htod((CUdeviceptr)dev, buf, len)
                            : cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)dev, len));
 }
 static CUresult twin_err(int r)

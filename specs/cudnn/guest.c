@@ -75,12 +75,9 @@ APIGEN_EXPORT const char *cudnnGetErrorString(cudnnStatus_t status)
  * stub never reads past the caller's float. kind: 0 a tensor descriptor, 1
  * a filter descriptor. */
 #define TYPES 4096 /* descriptors whose type is kept; past that, asked each time */
-#define CONTENT_INTS 20 /* a setter's arguments: kind, type, format, nb, 8 dims, 8 strides */
 typedef struct {
     uintptr_t desc; /* 0: free; the descriptor's id, its low bit the kind */
     cudnnDataType_t dt;
-    int clen; /* 0: what the descriptor holds is not known (the size queries below) */
-    int32_t content[CONTENT_INTS];
 } type_entry;
 static type_entry types[TYPES];
 static pthread_mutex_t types_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -95,9 +92,7 @@ static uintptr_t key_of(const void *desc, unsigned kind)
     return (uintptr_t)desc << 1 | (kind & 1);
 }
 
-/* the type, and what the setter set (clen ints of content; 0: not known) */
-static void type_note_content(const void *desc, unsigned kind, cudnnDataType_t dt, const int32_t *content,
-                              int clen)
+static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
 {
     if (!desc) return;
     uintptr_t k = key_of(desc, kind);
@@ -106,16 +101,9 @@ static void type_note_content(const void *desc, unsigned kind, cudnnDataType_t d
         if (types[i].desc == k || types[i].desc == 0) {
             types[i].desc = k;
             types[i].dt = dt;
-            types[i].clen = content && clen <= CONTENT_INTS ? clen : 0;
-            if (types[i].clen) memcpy(types[i].content, content, (size_t)clen * sizeof *content);
             break;
         }
     pthread_mutex_unlock(&types_mu);
-}
-
-static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
-{
-    type_note_content(desc, kind, dt, NULL, 0);
 }
 
 /* linear probing with deletion: the entries after a removed one move up */
@@ -237,52 +225,28 @@ static cudnnStatus_t noted(cudnnStatus_t s, const void *desc, unsigned kind, cud
     return s;
 }
 
-/* content: setter, type, format, nb, dims, strides (absent ones -1) */
-static cudnnStatus_t noted_tensor(cudnnStatus_t s, const void *desc, int setter, cudnnDataType_t dt, int format,
-                                  int nb, const int dim[], const int stride[])
-{
-    if (s != CUDNN_STATUS_SUCCESS || nb < 0 || nb > CUDNN_DIM_MAX || !dim) return noted(s, desc, 0, dt);
-    int32_t c[CONTENT_INTS];
-    for (int i = 0; i < CONTENT_INTS; i++) c[i] = -1;
-    c[0] = setter;
-    c[1] = (int32_t)dt;
-    c[2] = format;
-    c[3] = nb;
-    for (int i = 0; i < nb; i++) {
-        c[4 + i] = dim[i];
-        if (stride) c[4 + CUDNN_DIM_MAX + i] = stride[i];
-    }
-    type_note_content(desc, 0, dt, c, CONTENT_INTS);
-    return s;
-}
-
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                       cudnnDataType_t dt, int n, int c, int h, int w)
 {
-    int dim[4] = {n, c, h, w};
-    return noted_tensor(cudnn_fwd_cudnnSetTensor4dDescriptor(d, f, dt, n, c, h, w), d, 1, dt, (int)f, 4, dim, NULL);
+    return noted(cudnn_fwd_cudnnSetTensor4dDescriptor(d, f, dt, n, c, h, w), d, 0, dt);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n,
                                                         int c, int h, int w, int ns, int cs, int hs, int ws)
 {
-    int dim[4] = {n, c, h, w}, stride[4] = {ns, cs, hs, ws};
-    return noted_tensor(cudnn_fwd_cudnnSetTensor4dDescriptorEx(d, dt, n, c, h, w, ns, cs, hs, ws), d, 2, dt, -1, 4,
-                        dim, stride);
+    return noted(cudnn_fwd_cudnnSetTensor4dDescriptorEx(d, dt, n, c, h, w, ns, cs, hs, ws), d, 0, dt);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb,
                                                       const int dimA[], const int strideA[])
 {
-    return noted_tensor(cudnn_fwd_cudnnSetTensorNdDescriptor(d, dt, nb, dimA, strideA), d, 3, dt, -1, nb, dimA,
-                        strideA);
+    return noted(cudnn_fwd_cudnnSetTensorNdDescriptor(d, dt, nb, dimA, strideA), d, 0, dt);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                         cudnnDataType_t dt, int nb, const int dimA[])
 {
-    return noted_tensor(cudnn_fwd_cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dimA), d, 4, dt, (int)f, nb, dimA,
-                        NULL);
+    return noted(cudnn_fwd_cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dimA), d, 0, dt);
 }
 
 APIGEN_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt,
@@ -408,9 +372,12 @@ static void live_forget(const void *desc)
  * cuDNN call (api.errors.async: next_call), not at a runtime call. With its descriptors
  * queued and its size queries kept, a training step may make no synchronous cuDNN call
  * at all, so a failed convolution would go unreported. The per-operation calls this
- * file lets go without a round trip (a variant pack's create, a kept size) therefore go
+ * file lets go without a round trip (a variant pack's create) therefore go
  * synchronously every SYNC_EVERY-th time on each thread: an error reaches the program
- * within that many operations. */
+ * within that many operations (the kept sizes: the runtime's RT_MEMO_ASK_EVERY, the
+ * same rule for memoized queries). Still needed with async_repeats (docs/internals.md
+ * "Errors of queued calls"): cuDNN's compute calls are queued without a check, as their
+ * descriptors are made per operation and their ids never repeat. */
 #define SYNC_EVERY 16
 static _Thread_local unsigned since_sync;
 
@@ -654,155 +621,6 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d)
         int i = pack_find_locked((uintptr_t)d);
         if (i >= 0) packs[i].finalized = true;
         pthread_mutex_unlock(&packs_mu);
-    }
-    return s;
-}
-
-/* ---- batch-norm size queries answered in the guest ---------------------------------
- * PyTorch asks cuDNN for a batch norm's workspace and reserve sizes before every batch
- * norm, with tensor descriptors it has just made and set (queued). cuDNN's answer is a
- * function of the call's values: the handle (its device), the mode, the ops, whether an
- * activation descriptor is given, and what each tensor descriptor holds, which the
- * guest knows from the setters above (what else changes or ends a descriptor forgets
- * it). So cuDNN's first answer for a set of values is kept and given again for the
- * same values without a round trip; a call naming a descriptor whose contents the
- * guest does not know, or an activation descriptor (its contents are not kept), asks
- * cuDNN. Destroying a handle drops every answer (a new handle may get its id). As any
- * answer kept in the guest, it does not report a queued call's error: the next call
- * that reaches the server does (one in SYNC_EVERY asks cuDNN for that reason). */
-#define KEPT 64
-#define KEY_INTS (5 + 6 * CONTENT_INTS)
-static struct {
-    int nkey;
-    int64_t key[KEY_INTS];
-    size_t answer;
-} kept[KEPT];
-static unsigned nkept, kept_next;
-static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* the key of a query: its values, each descriptor by its contents; false: not kept */
-static bool size_key(int fn, cudnnHandle_t h, int mode, int ops, const void *act, const cudnnTensorDescriptor_t *d,
-                     int nd, int64_t key[KEY_INTS], int *nkey)
-{
-    if (act || !h || nd > 6) return false;
-    int n = 0;
-    key[n++] = fn;
-    key[n++] = (int64_t)(uintptr_t)h;
-    key[n++] = mode;
-    key[n++] = ops;
-    key[n++] = nd;
-    bool ok = true;
-    pthread_mutex_lock(&types_mu);
-    for (int j = 0; j < nd && ok; j++) {
-        if (!d[j]) { /* an optional descriptor not given */
-            for (int i = 0; i < CONTENT_INTS; i++) key[n++] = -2;
-            continue;
-        }
-        uintptr_t k = key_of(d[j], 0);
-        ok = false;
-        for (size_t i = slot_of(k), m = 0; m < TYPES && types[i].desc; i = (i + 1) % TYPES, m++)
-            if (types[i].desc == k) {
-                ok = types[i].clen == CONTENT_INTS;
-                for (int c = 0; ok && c < CONTENT_INTS; c++) key[n++] = types[i].content[c];
-                break;
-            }
-    }
-    pthread_mutex_unlock(&types_mu);
-    *nkey = n;
-    return ok;
-}
-
-static bool kept_answer(const int64_t *key, int nkey, size_t *answer)
-{
-    bool found = false;
-    pthread_mutex_lock(&kept_mu);
-    for (unsigned i = 0; i < nkept && !found; i++)
-        if (kept[i].nkey == nkey && memcmp(kept[i].key, key, (size_t)nkey * sizeof *key) == 0) {
-            *answer = kept[i].answer;
-            found = true;
-        }
-    pthread_mutex_unlock(&kept_mu);
-    return found;
-}
-
-static void keep_answer(const int64_t *key, int nkey, size_t answer)
-{
-    pthread_mutex_lock(&kept_mu);
-    unsigned i = nkept < KEPT ? nkept++ : kept_next++ % KEPT; /* full: the oldest goes */
-    kept[i].nkey = nkey;
-    memcpy(kept[i].key, key, (size_t)nkey * sizeof *key);
-    kept[i].answer = answer;
-    pthread_mutex_unlock(&kept_mu);
-}
-
-/* one size query: kept, else asked (fwd_ is the call to the server) and kept on success */
-#define KEPT_SIZE(fn, h, mode, ops, act, descs, size, call)                                        \
-    do {                                                                                       \
-        int64_t key_[KEY_INTS];                                                                \
-        int nkey_ = 0;                                                                         \
-        bool keyed_ = (size) && size_key(fn, h, (int)(mode), (int)(ops), act, descs,           \
-                                         (int)(sizeof descs / sizeof *descs), key_, &nkey_);   \
-        if (keyed_ && !sync_due() && kept_answer(key_, nkey_, size)) {                          \
-            if (apigen_tracing()) apigen_trace("%s(...) = 0 [cached, 0 us]", __func__);         \
-            return CUDNN_STATUS_SUCCESS;                                                       \
-        }                                                                                      \
-        cudnnStatus_t s_ = (call);                                                             \
-        if (keyed_ && s_ == CUDNN_STATUS_SUCCESS) keep_answer(key_, nkey_, *(size));           \
-        return s_;                                                                             \
-    } while (0)
-
-cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
-    const cudnnActivationDescriptor_t, size_t *);
-cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnTensorDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
-    const cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t, const cudnnActivationDescriptor_t, size_t *);
-cudnnStatus_t cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-    cudnnHandle_t, cudnnBatchNormMode_t, cudnnBatchNormOps_t, const cudnnActivationDescriptor_t,
-    const cudnnTensorDescriptor_t, size_t *);
-cudnnStatus_t cudnn_fwd_cudnnDestroy(cudnnHandle_t);
-
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
-    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnTensorDescriptor_t x,
-    const cudnnTensorDescriptor_t z, const cudnnTensorDescriptor_t y, const cudnnTensorDescriptor_t bn,
-    const cudnnActivationDescriptor_t act, size_t *size)
-{
-    cudnnTensorDescriptor_t descs[4] = {x, z, y, bn};
-    KEPT_SIZE(1, h, mode, ops, act, descs, size,
-              cudnn_fwd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, mode, ops, x, z, y, bn, act,
-                                                                                  size));
-}
-
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
-    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnTensorDescriptor_t x,
-    const cudnnTensorDescriptor_t y, const cudnnTensorDescriptor_t dy, const cudnnTensorDescriptor_t dz,
-    const cudnnTensorDescriptor_t dx, const cudnnTensorDescriptor_t dbn, const cudnnActivationDescriptor_t act,
-    size_t *size)
-{
-    cudnnTensorDescriptor_t descs[6] = {x, y, dy, dz, dx, dbn};
-    KEPT_SIZE(2, h, mode, ops, act, descs, size,
-              cudnn_fwd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, mode, ops, x, y, dy, dz, dx, dbn, act,
-                                                                           size));
-}
-
-APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
-    cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnActivationDescriptor_t act,
-    const cudnnTensorDescriptor_t x, size_t *size)
-{
-    cudnnTensorDescriptor_t descs[1] = {x};
-    KEPT_SIZE(3, h, mode, ops, act, descs, size,
-              cudnn_fwd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, mode, ops, act, x, size));
-}
-
-APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
-{
-    cudnnStatus_t s = cudnn_fwd_cudnnDestroy(h);
-    if (s == CUDNN_STATUS_SUCCESS) {
-        pthread_mutex_lock(&kept_mu);
-        nkept = kept_next = 0; /* a new handle may get this one's id */
-        pthread_mutex_unlock(&kept_mu);
     }
     return s;
 }

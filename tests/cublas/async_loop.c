@@ -4,9 +4,11 @@
  * GEMM the library refuses (CUBLAS_OP_T: the fake cuBLAS of
  * tests/cublas answers CUBLAS_STATUS_NOT_SUPPORTED) and the next sync
  * cuBLAS call. stdout is the same natively and forwarded: the bad GEMM's
- * error (returned by the GEMM natively, by the next call when it was
- * queued) and that it is reported once. stderr says which call returned
- * it, for tests/cuda/async_rt.sh. */
+ * error and that it is reported once. Forwarded the GEMM is queued only
+ * once cuBLAS accepted its values (async_repeats), so the refused one goes
+ * sync and returns its error itself, as natively (tests/cuda/async_fail.sh
+ * checks a queued call that fails). stderr says which call returned it,
+ * for tests/cuda/async_rt.sh. */
 #include <math.h>
 #include <stdio.h>
 

@@ -246,12 +246,28 @@ EXPORT cublasStatus_t cublasSrotg_v2(cublasHandle_t h, float *a, float *b, float
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* y += alpha x. Two arguments are refused on purpose (tests/cuda/async_fail.sh):
+ * an increment of 0 (a value: INVALID_VALUE, which the guest's async_repeats
+ * never saw accepted, so the call goes sync) and alpha == -7777 in host
+ * pointer mode (EXECUTION_FAILED: a kernel launch that fails, which no value
+ * the guest keys on shows, so a repeat is queued and fails on the server) */
+EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha, const float *x,
+                                     int incx, float *y, int incy)
+{
+    if (!valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!alpha || incx == 0 || incy == 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (h->mode == CUBLAS_POINTER_MODE_HOST && *alpha == -7777.0f) return CUBLAS_STATUS_EXECUTION_FAILED;
+    for (int i = 0; i < n; i++) y[i * incy] += *alpha * x[i * incx];
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 static const char *const names[] = {
     [CUBLAS_STATUS_SUCCESS] = "CUBLAS_STATUS_SUCCESS",
     [CUBLAS_STATUS_NOT_INITIALIZED] = "CUBLAS_STATUS_NOT_INITIALIZED",
     [CUBLAS_STATUS_ALLOC_FAILED] = "CUBLAS_STATUS_ALLOC_FAILED",
     [CUBLAS_STATUS_INVALID_VALUE] = "CUBLAS_STATUS_INVALID_VALUE",
     [CUBLAS_STATUS_NOT_SUPPORTED] = "CUBLAS_STATUS_NOT_SUPPORTED",
+    [CUBLAS_STATUS_EXECUTION_FAILED] = "CUBLAS_STATUS_EXECUTION_FAILED",
 };
 
 EXPORT const char *cublasGetStatusName(cublasStatus_t s)

@@ -4,7 +4,8 @@
  * descriptor (transposes, a bias epilogue and its bias pointer), three
  * matrix layouts and a preference (its workspace limit) per call, asks the
  * heuristic for one algorithm, runs the matmul with it and destroys the five
- * descriptors. D = A B + bias is checked against the CPU (small integers:
+ * descriptors (the heuristic's answer to the same question is kept in the
+ * guest after the first: specs/cublasLt.yaml `cache: {contents:}`). D = A B + bias is checked against the CPU (small integers:
  * exact), so stdout is the same natively and forwarded only if every queued
  * call ran with the same arguments in the same order.
  * Then layouts are created until the fake refuses one (it keeps at most

@@ -12,6 +12,10 @@
 # fewer round trips in all than the loop has iterations (or, with MAX_TOTAL,
 # at most MAX_TOTAL: a program that also makes set-up calls of the queued
 # kinds synchronously, and keeps one round trip per iteration by design).
+# A QUEUED entry NAME:N allows N round trips of NAME (`async_repeats`: the
+# first call of its values goes sync). REFUSED_AT=call (environment): the
+# refused call is one the guest sends synchronously (its values were never
+# accepted), so forwarded it returns its error itself, as natively.
 #   async_rt.sh SERVER STUB_DIR TRANSPORT NATIVE_LIBPATH NATIVE_PRELOAD
 #               SERVER_PRELOAD SERVER_LIBPATH QUEUED PROGRAM [MAX_TOTAL]
 # (a PRELOAD or LIBPATH of "-": none)
@@ -54,7 +58,11 @@ frc=$?
 [ "$nrc" = "$frc" ] || fail "native exit $nrc, forwarded exit $frc"
 cmp -s "$tmp/native.out" "$tmp/fwd.out" || { diff -u "$tmp/native.out" "$tmp/fwd.out"; fail "outputs differ"; }
 grep -q "^reported by: the call$" "$tmp/native.err" || fail "natively the refused call did not return its error"
-grep -q "^reported by: the next call$" "$tmp/fwd.err" || fail "forwarded the refused call was not queued (it returned its error itself)"
+if [ "${REFUSED_AT:-next}" = call ]; then
+    grep -q "^reported by: the call$" "$tmp/fwd.err" || fail "forwarded the refused call returned success (its error came later): it must go sync"
+else
+    grep -q "^reported by: the next call$" "$tmp/fwd.err" || fail "forwarded the refused call was not queued (it returned its error itself)"
+fi
 # a program that also queues a runtime call the server refuses: its error
 # reaches the runtime's next call while cuBLAS's waits for cuBLAS's
 if grep -q "^the runtime's error beside" "$tmp/fwd.err"; then
@@ -64,17 +72,19 @@ fi
 loops=$(sed -n 's/^\([0-9][0-9]*\) x (.*/\1/p' "$tmp/fwd.out" | head -1)
 [ -n "$loops" ] || fail "no loop line"
 total=$(grep -c "apigen wire \[[0-9]*\]: rt " "$tmp/guest.trace")
-for c in $(echo "$queued" | tr , ' '); do
+for e in $(echo "$queued" | tr , ' '); do
+    c=${e%%:*} allow=0
+    [ "$c" != "$e" ] && allow=${e#*:}
     grep -q "$c(" "$tmp/guest.trace" || fail "$c is not in the guest's trace (the loop did not run forwarded)"
     n=$(grep -c "apigen wire \[[0-9]*\]: rt $c " "$tmp/guest.trace")
-    [ "$n" = 0 ] || fail "$c made $n round trips (want 0: queued)"
+    [ "$n" -le "$allow" ] || fail "$c made $n round trips (want at most $allow: queued)"
 done
 if [ -n "$max_total" ]; then
     [ "$total" -le "$max_total" ] || fail "$total round trips in all (want at most $max_total)"
 else
     [ "$total" -lt "$loops" ] || fail "$total round trips for a loop of $loops iterations"
 fi
-echo "PASS: $name over $transport: identical stdout, exit $nrc; $queued queued (no round trip), $total round trips in all for $loops iterations; the refused call's error returned by the next call"
+echo "PASS: $name over $transport: identical stdout, exit $nrc; $queued queued, $total round trips in all for $loops iterations; the refused call's error returned by the ${REFUSED_AT:-next} call"
 echo "round trips by call (the whole program):"
 sed -n 's/^apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$tmp/guest.trace" | sort | uniq -c | sort -rn | sed 's/^/  | /'
 

@@ -54,6 +54,12 @@
 #                to 1 MiB), under --isolation thread and process: every transcript as native,
 #                and the server's trace shows bytes over lanes exactly when they are on; a
 #                recording made with lanes replays; a server that grants none keeps one connection
+#   max_conns    lanes and --max-conns over tcp, room for two clients (--isolation thread: 4
+#                connections, an exa client has two, its session's and its thread's;
+#                process: 2 sessions): a client that holds its connections and 4 lanes
+#                (exa_bulk with lanes, in the background) and a second client, plain or with
+#                lanes of its own, are both served as natively, with no refusal and every
+#                lane taken; with two clients holding on, a third is still refused
 #   bulk_killed  a peer dies in the middle of large copies: the server killed -> the
 #                client's calls fail with EXA_ERROR_CONNECTION_LOST promptly; the client
 #                killed -> the server goes on serving (over $TRANSPORT)
@@ -412,6 +418,49 @@ lanes)
         fail "a guest of a server without lanes did not say it keeps one connection"
     grep -q "server: lane \|lanes of " "$SERVER_LOG" && fail "a server with APIGEN_LANES=0 took lanes"
     [ $FAILED = 0 ] && echo "lanes: exa_stream and exa_bulk identical to native with lanes off and on (2 to 8), and with a server that has none"
+    ;;
+max_conns)
+    BULK=$BUILD/examples/exa/exa_bulk
+    need "$BULK" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native nbulk "$BULK" 9
+    run_native nsmall "$BULK" 1
+    hold() { # tag: exa_bulk 2 MiB for 10 s with 4 lanes, in the background (HOLD), its first copies made
+        APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$BULK" 2 10 \
+            >"$TMP/$1.out" 2>"$TMP/$1.err" &
+        HOLD="$HOLD $!"
+        for _ in $(seq 1 100); do grep -q ready "$TMP/$1.out" 2>/dev/null && break; sleep 0.1; done
+        grep -q ready "$TMP/$1.out" || { show "$TMP/$1.err" "exa_bulk stderr"; die "exa_bulk never got ready"; }
+        sleep 0.5 # its lanes open at its first copy
+    }
+    for iso in thread process; do
+        HOLD=
+        max=4
+        [ $iso = process ] && max=2
+        SERVER_ARGS="--isolation $iso --max-conns $max" APIGEN_TRACE=1 start_tcp_server
+        hold a.$iso
+        # a second client beside one that holds its connection and its lanes: plain, then with lanes
+        APIGEN_LANES=0 run_remote plain.$iso "$URL" "$BULK" 1
+        compare nsmall plain.$iso
+        APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote lanes.$iso "$URL" "$BULK" 9
+        compare nbulk lanes.$iso
+        if grep -E "refused|closing (connection|lane)" "$SERVER_LOG"; then
+            fail "max_conns ($iso): the server refused or closed a connection of two clients with --max-conns $max"
+        fi
+        # the bound still holds: two clients hold on, a third is refused
+        hold b.$iso
+        APIGEN_LANES=0 run_remote third.$iso "$URL" "$BULK" 1
+        [ "$(cat "$TMP/third.$iso.rc")" != 0 ] || fail "max_conns ($iso): a third client was served with --max-conns $max"
+        grep -q "max-conns" "$SERVER_LOG" || fail "max_conns ($iso): no refusal naming --max-conns in the log"
+        for pid in $HOLD; do
+            wait "$pid" || fail "max_conns ($iso): a client that held its connection and lanes exited $?"
+        done
+        [ $FAILED = 0 ] || { show "$TMP/a.$iso.err" "first holder's stderr"; show "$TMP/b.$iso.err" "second holder's stderr"; }
+        { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+        # every client with lanes got its 4: a.$iso, lanes.$iso, b.$iso
+        n=$(grep -c "trace: server: lane [0-3] of 4 from" "$SERVER_LOG")
+        [ "$n" = 12 ] || { show "$SERVER_LOG" "server log"; fail "max_conns ($iso): $n lanes taken, expected 12 (3 clients x 4)"; }
+    done
+    [ $FAILED = 0 ] && echo "max_conns: with --max-conns for two clients, a client with 4 lanes and another client are both served (thread, process); a third is refused"
     ;;
 bulk_killed)
     BULK=$BUILD/examples/exa/exa_bulk

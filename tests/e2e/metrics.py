@@ -7,7 +7,10 @@
       process name and 1 MiB + 4 KiB of device memory; after it ended, exact
       call counts, the two errors, plausible bytes, the histogram's count,
       sessions open 0 and ended 1; promtool check metrics on both scrapes
-      (when PROMTOOL is given).
+      (when PROMTOOL is given). TRANSPORT tcp: the client sends its 64 KiB
+      copy over 4 lanes (APIGEN_LANES=4, APIGEN_LANES_MIN=64K): 4 lanes
+      opened, 65536 bytes received over lanes, none sent; over unix and shm
+      the lane families say 0.
   metrics.py crash SERVER STUB_DIR CLIENT TRANSPORT [PROMTOOL]
       --isolation process: the session's process is killed (SIGKILL) while
       the client holds its allocations; the calls it ran stay counted, the
@@ -148,16 +151,32 @@ def url_for(transport):
         return "unix://" + os.path.join(tmp, "s.sock")
     if transport == "shm":
         return "shm://apigen-metrics-%d" % os.getpid()
+    if transport == "tcp":
+        return "tcp://127.0.0.1:0"
     fail("transport " + transport)
+
+
+def listening_url(url):
+    """The URL the server listens on (tcp://...:0 becomes its port)."""
+    if not url.endswith(":0"):
+        return url
+    m = re.search(r"listening on (tcp://[0-9.]+:\d+) ", open(os.path.join(tmp, "server.log")).read())
+    if not m:
+        fail("no tcp port in the server's log")
+    return m.group(1)
 
 
 def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
     url = url_for(transport)
     _, port = start_server(server, ["--listen", url, "--isolation", isolation,
                                     "--metrics", "tcp://127.0.0.1:0"])
+    url = listening_url(url)
     # APIGEN_CACHE=0: every call reaches the server, which counts it (the
     # stub would answer the repeated exaGetVersion itself: spec `cache:`)
     env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url, APIGEN_CACHE="0")
+    lanes = transport == "tcp"
+    if lanes:  # the 64 KiB copy over 4 lanes (runtime/lanes.c)
+        env.update(APIGEN_LANES="4", APIGEN_LANE_PIECE="4099", APIGEN_LANES_MIN="64K")
     c = subprocess.Popen([client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
     procs.append(c)
     line = c.stdout.readline()
@@ -170,7 +189,8 @@ def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
     s = samples(text)
     if get(s, "apigen_sessions_open", api="exa") != 1:
         fail("sessions open %s, expected 1" % get(s, "apigen_sessions_open", api="exa"))
-    info = get(s, "apigen_session_info", api="exa", pid=pid, process="exa_metrics", peer="local")
+    info = get(s, "apigen_session_info", api="exa", pid=pid, process="exa_metrics",
+               peer="127.0.0.1" if lanes else "local")
     mem = get(s, "apigen_session_device_memory_bytes", api="exa", pid=pid)
     if info != 1 or mem != (1 << 20) + 4096:
         fail("session of pid %d: info %s, device memory %s (expected 1 MiB + 4 KiB)" % (pid, info, mem))
@@ -216,7 +236,13 @@ def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
         n = want[fn][0]
         if i < 32 * n or o < 32 * n or (fn != "exaMemcpy" and (i > 200 * n or o > 400 * n)):
             fail("%s: %s bytes in, %s out for %d calls" % (fn, i, o, n))
-    print("exa (%s, %s): counts, errors, bytes, sessions and device memory as expected" %
+    # lanes: the copy's 64 KiB bulk came over the 4 lanes (tcp), else nothing
+    got = (get(s, "apigen_lanes_opened_total"), get(s, "apigen_lane_received_bytes_total"),
+           get(s, "apigen_lane_sent_bytes_total"))
+    if got != ((4, 65536, 0) if lanes else (0, 0, 0)):
+        fail("lanes opened, bytes received and sent over lanes %s, expected %s" %
+             (got, (4, 65536, 0) if lanes else (0, 0, 0)), text)
+    print("exa (%s, %s): counts, errors, bytes, sessions, device memory and lanes as expected" %
           (isolation, transport))
 
 

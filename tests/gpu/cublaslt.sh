@@ -16,6 +16,16 @@
 #     with a GELU+bias epilogue and no algorithm; every D checked against
 #     the CPU ("yes"/"NO"); an attribute size query (sizeInBytes 0) and a
 #     device pointer attribute read back.
+#   - step_loop (tests/cublasLt/step_loop.c): PyTorch's gemm_and_bias 40
+#     times, descriptors created and destroyed queued.
+#   - memo_loop (tests/cublasLt/memo_loop.c): the heuristic asked again
+#     about descriptors that hold the same values, and about changed ones
+#     (specs/cublasLt.yaml `cache: {contents:}`): NVIDIA's answers must be
+#     the same natively, forwarded and forwarded with APIGEN_CACHE=0; the
+#     guest's trace of a tcp run must hold one round trip of the heuristic
+#     per distinct question ("questions: N" on its stderr; plus at most one
+#     in 16 of the rest, asked again while calls are queued), and with
+#     APIGEN_CACHE=0 one per call (the table's "memo" line: before/after).
 # Then the bad-input program forwarded (must print
 # tests/cublasLt/badinput.expected: forged descriptors, a workspace and a
 # bias pointer never allocated, a workspace past its allocation, another
@@ -46,7 +56,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/cublaslt.configure.log" 2>&1 ||
     { cat "$build/cublaslt.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cublasLt_stub cudart_stub apigen-server-cuda-family \
-      cublasLt_matmul cublasLt_badinput cublasLt_step_loop > "$build/cublaslt.build.log" 2>&1 ||
+      cublasLt_matmul cublasLt_badinput cublasLt_step_loop cublasLt_memo_loop > "$build/cublaslt.build.log" 2>&1 ||
     { tail -n 50 "$build/cublaslt.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
@@ -110,8 +120,8 @@ printf '%-12s | %-8s | %-8s | %-8s | %-8s | %s\n' case native unix tcp shm resul
 printf '%s\n' "-------------+----------+----------+----------+----------+-----------------" >> "$table"
 # step_loop (tests/cublasLt/step_loop.c): PyTorch's gemm_and_bias 40 times,
 # its descriptors created and destroyed queued
-prog() { [ "$1" = step_loop ] && echo "$build/tests/cublasLt/cublasLt_step_loop" || echo "$ex/$1"; }
-for e in matmul step_loop; do
+prog() { case $1 in step_loop|memo_loop) echo "$build/tests/cublasLt/cublasLt_$1" ;; *) echo "$ex/$1" ;; esac; }
+for e in matmul step_loop memo_loop; do
     run "$e" native "$(prog "$e")"
     for m in unix tcp shm; do run "$e" $m "$(prog "$e")"; done
     res=identical
@@ -129,10 +139,34 @@ for e in matmul step_loop; do
         "$(cat "$logs/$e.native.rc")" "$(cat "$logs/$e.unix.rc")" "$(cat "$logs/$e.tcp.rc")" \
         "$(cat "$logs/$e.shm.rc")" "$res" "$why" >> "$table"
 done
-for e in matmul step_loop; do
+for e in matmul step_loop memo_loop; do
     printf '\n%s (native stdout):\n' "$e" >> "$table"
     sed 's/^/  /' "$logs/$e.native.out" >> "$table"
 done
+
+# memo_loop's heuristic round trips over tcp: kept answers, then APIGEN_CACHE=0
+fn=cublasLtMatmulAlgoGetHeuristic
+for c in 1 0; do
+    env APIGEN_CACHE=$c APIGEN_TRACE="$logs/memo.trace$c" APIGEN_SERVER="$(url tcp)" \
+        LD_LIBRARY_PATH="$only:$reallib" timeout 300 "$(prog memo_loop)" > "$logs/memo.c$c.out" 2> "$logs/memo.c$c.err"
+    echo $? > "$logs/memo.c$c.rc"
+done
+q=$(sed -n 's/^questions: //p' "$logs/memo.c1.err")
+calls=$(sed -n 's/^calls: //p' "$logs/memo.c1.err")
+calls0=$(sed -n 's/^calls: //p' "$logs/memo.c0.err")
+rt1=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$logs/memo.trace1" 2>/dev/null)
+rt0=$(grep -c "apigen wire \[[0-9]*\]: rt $fn " "$logs/memo.trace0" 2>/dev/null)
+if [ "$(cat "$logs/memo.c1.rc")" = 0 ] && [ "$(cat "$logs/memo.c0.rc")" = 0 ] &&
+   cmp -s "$logs/memo_loop.native.out" "$logs/memo.c1.out" && cmp -s "$logs/memo_loop.native.out" "$logs/memo.c0.out" &&
+   [ -n "$q" ] && [ "$rt1" -ge "$q" ] && [ "$rt1" -le $((q + (calls + 15) / 16)) ] && [ "$rt0" = "$calls0" ]; then
+    printf '\nmemo: %s heuristic calls over tcp, %s round trips (APIGEN_CACHE=0: %s calls, %s round trips), the native answers: ok\n' \
+        "$calls" "$rt1" "$calls0" "$rt0" >> "$table"
+else
+    fails=$((fails + 1))
+    printf '\nmemo: FAILED: %s calls, %s round trips for %s questions (APIGEN_CACHE=0: %s), exit %s/%s, answers %s\n' \
+        "${calls:-?}" "$rt1" "${q:-?}" "$rt0" "$(cat "$logs/memo.c1.rc")" "$(cat "$logs/memo.c0.rc")" \
+        "$(cmp -s "$logs/memo_loop.native.out" "$logs/memo.c1.out" && echo native || echo DIFFER)" >> "$table"
+fi
 
 # one session for the runtime and cuBLASLt (the unix/tcp server traces)
 sleep 0.5

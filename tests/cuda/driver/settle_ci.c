@@ -97,6 +97,48 @@ int main(void)
     e = launch(0, NULL);
     printf("failing launch, then sync: first error %d\n", (int)first(e, cuCtxSynchronize()));
     printf("sync again: %d\n", (int)cuCtxSynchronize());
+    /* a copy from pageable memory, which the stub queues (its bytes travel
+     * with the call, specs/cuda/queue_check.c): the buffer is the caller's
+     * again at return, and the synchronization after it waits for it */
+    int h = 41;
+    e = cuMemcpyHtoD(flag, &h, sizeof h);
+    h = 7;
+    CUresult es = cuCtxSynchronize(); /* queued work since the last idle point: sent */
+    printf("copy to the device, buffer reused, sync: %d %d, value %d\n", (int)e, (int)es, value());
+    h = 42;
+    e = cuMemcpyHtoD(flag, &h, sizeof h);
+    h = 8;
+    printf("copy to the device, buffer reused, copy back: %d, value %d\n", (int)e, value());
+    /* a large queued copy (9 MiB: streamed in chunks, over tcp on lanes),
+     * its buffer overwritten at return, then copied back */
+    size_t big = (size_t)9 << 20;
+    unsigned char *hb = malloc(big), *back_b = malloc(big);
+    CUdeviceptr db = 0;
+    if (hb && back_b && cuMemAlloc(&db, big) == CUDA_SUCCESS) {
+        for (size_t i = 0; i < big; i++) hb[i] = (unsigned char)(i * 2654435761u >> 13);
+        e = cuMemcpyHtoD(db, hb, big);
+        for (size_t i = 0; i < big; i++) hb[i] ^= 0x5a; /* the caller's again */
+        CUresult eb = cuMemcpyDtoH(back_b, db, big);
+        size_t bad = 0;
+        for (size_t i = 0; i < big; i++) bad += (back_b[i] ^ 0x5a) != hb[i];
+        printf("9 MiB copy to the device, buffer reused, copy back: %d %d, %zu bytes wrong\n", (int)e,
+               (int)eb, bad);
+        cuMemFree(db);
+    } else {
+        printf("9 MiB: no memory\n");
+    }
+    free(hb);
+    free(back_b);
+    /* a failing launch, then a queued copy: the launch's error is not lost
+     * (natively the launch's own; forwarded the copy back's) */
+    e = launch(0, NULL);
+    CUresult e2 = cuMemcpyHtoD(flag, &h, sizeof h);
+    int back = 0;
+    CUresult e3 = cuMemcpyDtoH(&back, flag, sizeof back);
+    printf("failing launch, copy to the device, copy back: first error %d\n",
+           (int)first(e, first(e2, e3)));
+    es = cuCtxSynchronize(); /* the copy back failed: sent */
+    printf("sync, value: %d %d\n", (int)es, value());
     /* pointers */
     attrs("device memory", flag);
     int on_stack = 0;

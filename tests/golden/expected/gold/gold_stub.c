@@ -508,6 +508,7 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
     uint64_t n_src = 0;
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
     if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldEnqueue, srv_))
@@ -519,14 +520,20 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         n_src = (uint64_t)(bytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&gold_api, GOLD_CALL_goldEnqueue);
+    rk_ = apigen_repeat_mix(rk_, &q, sizeof q);
+    rk_ = apigen_repeat_mix(rk_, &blocking, sizeof blocking);
+    rk_ = apigen_repeat_mix(rk_, &bytes, sizeof bytes);
+    rk_ = apigen_repeat_mix_u64(rk_, src != NULL);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((blocking == 0) && ((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) {
+    if (((blocking == 0) && ((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&gold_api, true); /* api.errors.last_error: unchanged: the library accepted these values before */
         ret_ = GOLD_OK;
         goto done;
     }
@@ -538,6 +545,8 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
+    if (ret_ == GOLD_OK)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
     if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */

@@ -15,11 +15,15 @@
 #define APIGEN_HAS_CONST_SP_OK 1
 #define APIGEN_HAS_FN_spAxpy 1
 #define APIGEN_HAS_FN_spCreate 1
+#define APIGEN_HAS_FN_spDescCreate 1
+#define APIGEN_HAS_FN_spDescDestroy 1
+#define APIGEN_HAS_FN_spDescSet 1
 #define APIGEN_HAS_FN_spDestroy 1
 #define APIGEN_HAS_FN_spDot 1
 #define APIGEN_HAS_FN_spFree 1
 #define APIGEN_HAS_FN_spGetMode 1
 #define APIGEN_HAS_FN_spMalloc 1
+#define APIGEN_HAS_FN_spPlan 1
 #define APIGEN_HAS_FN_spScaleBatched 1
 #define APIGEN_HAS_FN_spSetMode 1
 #define APIGEN_HAS_PARAM_spAxpy_alpha 1
@@ -28,6 +32,13 @@
 #define APIGEN_HAS_PARAM_spAxpy_x 1
 #define APIGEN_HAS_PARAM_spAxpy_y 1
 #define APIGEN_HAS_PARAM_spCreate_ctx 1
+#define APIGEN_HAS_PARAM_spDescCreate_desc 1
+#define APIGEN_HAS_PARAM_spDescCreate_kind 1
+#define APIGEN_HAS_PARAM_spDescDestroy_desc 1
+#define APIGEN_HAS_PARAM_spDescSet_attr 1
+#define APIGEN_HAS_PARAM_spDescSet_buf 1
+#define APIGEN_HAS_PARAM_spDescSet_desc 1
+#define APIGEN_HAS_PARAM_spDescSet_size 1
 #define APIGEN_HAS_PARAM_spDestroy_ctx 1
 #define APIGEN_HAS_PARAM_spDot_ctx 1
 #define APIGEN_HAS_PARAM_spDot_n 1
@@ -39,6 +50,11 @@
 #define APIGEN_HAS_PARAM_spGetMode_mode 1
 #define APIGEN_HAS_PARAM_spMalloc_bytes 1
 #define APIGEN_HAS_PARAM_spMalloc_ptr 1
+#define APIGEN_HAS_PARAM_spPlan_algo 1
+#define APIGEN_HAS_PARAM_spPlan_ctx 1
+#define APIGEN_HAS_PARAM_spPlan_desc 1
+#define APIGEN_HAS_PARAM_spPlan_n 1
+#define APIGEN_HAS_PARAM_spPlan_workspace 1
 #define APIGEN_HAS_PARAM_spScaleBatched_alpha 1
 #define APIGEN_HAS_PARAM_spScaleBatched_count 1
 #define APIGEN_HAS_PARAM_spScaleBatched_ctx 1
@@ -47,6 +63,7 @@
 #define APIGEN_HAS_PARAM_spSetMode_ctx 1
 #define APIGEN_HAS_PARAM_spSetMode_mode 1
 #define APIGEN_HAS_TYPE_spCtx 1
+#define APIGEN_HAS_TYPE_spDesc 1
 #define APIGEN_HAS_TYPE_spMode 1
 #define APIGEN_HAS_TYPE_spStatus 1
 

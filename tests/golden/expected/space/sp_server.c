@@ -21,6 +21,11 @@ static void destroy_spCtx(void *real)
     (void)spDestroy((spCtx)(uintptr_t)real);
 }
 static const apigen_handle_type ht_spCtx = {"spCtx", 0, destroy_spCtx, NULL, 0, 0, NULL, 0};
+static void destroy_spDesc(void *real)
+{
+    (void)spDescDestroy((spDesc)(uintptr_t)real);
+}
+static const apigen_handle_type ht_spDesc = {"spDesc", 1, destroy_spDesc, NULL, 0, 0, NULL, 0};
 
 /* ---- handlers ---- */
 static void h_spAxpy(apigen_call_ctx *cx)
@@ -104,6 +109,90 @@ static void h_spCreate(apigen_call_ctx *cx)
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && ctx[i_] != 0 ? apigen_handle_put_owned(cx, &ht_spCtx, (void *)(uintptr_t)ctx[i_]) : 0)) return;
     }
+}
+
+static void h_spDescCreate(apigen_call_ctx *cx)
+{
+    spDesc *desc = {0};
+    int kind = {0};
+    spStatus ret_;
+    uint32_t v_kind;
+    uint8_t p_desc = 0;
+    uint64_t n_desc = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
+    kind = (int)(int32_t)v_kind;
+    if (!apigen_get_u8(cx->rd, &p_desc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "desc"); return; }
+    if (p_desc) {
+        n_desc = (uint64_t)(1);
+        desc = apigen_scratch(cx, n_desc, sizeof(spDesc));
+        if (desc == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = spDescCreate(desc, kind);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == SP_OK;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_desc) { /* desc */
+        k_ = ok_ ? n_desc : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && desc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_spDesc, (void *)(uintptr_t)desc[i_]) : 0)) return;
+    }
+}
+
+static void h_spDescDestroy(apigen_call_ctx *cx)
+{
+    spDesc desc = {0};
+    spStatus ret_;
+    uint64_t v_desc;
+    void *r_;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_desc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "desc"); return; }
+    if (!apigen_handle_get(cx, &ht_spDesc, v_desc, &r_)) return; /* desc */
+    desc = (spDesc)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = spDescDestroy(desc);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == SP_OK;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_spDesc, v_desc); /* desc destroyed */
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_spDescSet(apigen_call_ctx *cx)
+{
+    spDesc desc = {0};
+    int attr = {0};
+    const void *buf = {0};
+    size_t size = {0};
+    spStatus ret_;
+    uint64_t v_desc;
+    void *r_;
+    uint32_t v_attr;
+    uint64_t v_size;
+    const void *b_buf = NULL;
+    uint64_t l_buf = 0;
+    uint64_t n_buf = 0;
+    if (!apigen_get_u64(cx->rd, &v_desc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "desc"); return; }
+    if (!apigen_handle_get(cx, &ht_spDesc, v_desc, &r_)) return; /* desc */
+    desc = (spDesc)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (int)(int32_t)v_attr;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (b_buf != NULL) {
+        n_buf = (uint64_t)(size);
+        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+        buf = (const void *)b_buf;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = spDescSet(desc, attr, buf, size);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_spDestroy(apigen_call_ctx *cx)
@@ -271,6 +360,59 @@ static void h_spMalloc(apigen_call_ctx *cx)
     }
 }
 
+static void h_spPlan(apigen_call_ctx *cx)
+{
+    spCtx ctx = {0};
+    spDesc desc = {0};
+    int n = {0};
+    int *algo = {0};
+    size_t *workspace = {0};
+    spStatus ret_;
+    uint64_t v_ctx;
+    void *r_;
+    uint64_t v_desc;
+    uint32_t v_n;
+    uint8_t p_algo = 0;
+    uint64_t n_algo = 0;
+    uint8_t p_workspace = 0;
+    uint64_t n_workspace = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_spCtx, v_ctx, &r_)) return; /* ctx */
+    ctx = (spCtx)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_desc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "desc"); return; }
+    if (!apigen_handle_get(cx, &ht_spDesc, v_desc, &r_)) return; /* desc */
+    desc = (spDesc)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
+    n = (int)(int32_t)v_n;
+    if (!apigen_get_u8(cx->rd, &p_algo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
+    if (p_algo) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_algo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "algo"); return; }
+        algo = apigen_scratch(cx, n_algo, 1);
+        if (algo == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_workspace)) { apigen_reject(cx, APIGEN_BAD_ARGS, "workspace"); return; }
+    if (p_workspace) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_workspace)) { apigen_reject(cx, APIGEN_TOO_LARGE, "workspace"); return; }
+        workspace = apigen_scratch(cx, n_workspace, 1);
+        if (workspace == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = spPlan(ctx, desc, n, algo, workspace);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == SP_OK;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_algo) { /* algo */
+        k_ = ok_ ? n_algo : 0;
+        if (!apigen_put_bytes_ref(cx->wr, algo, k_)) return;
+    }
+    if (p_workspace) { /* workspace */
+        k_ = ok_ ? n_workspace : 0;
+        if (!apigen_put_bytes_ref(cx->wr, workspace, k_)) return;
+    }
+}
+
 static void h_spScaleBatched(apigen_call_ctx *cx)
 {
     spCtx ctx = {0};
@@ -345,30 +487,39 @@ static void h_spSetMode(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[10] = {
+static const char *const call_names_[14] = {
     [SP_CALL_spAxpy] = "spAxpy",
     [SP_CALL_spCreate] = "spCreate",
+    [SP_CALL_spDescCreate] = "spDescCreate",
+    [SP_CALL_spDescDestroy] = "spDescDestroy",
+    [SP_CALL_spDescSet] = "spDescSet",
     [SP_CALL_spDestroy] = "spDestroy",
     [SP_CALL_spDot] = "spDot",
     [SP_CALL_spFree] = "spFree",
     [SP_CALL_spGetMode] = "spGetMode",
     [SP_CALL_spMalloc] = "spMalloc",
+    [SP_CALL_spPlan] = "spPlan",
     [SP_CALL_spScaleBatched] = "spScaleBatched",
     [SP_CALL_spSetMode] = "spSetMode",
 };
-static const apigen_handler_fn handlers_[10] = {
+static const apigen_handler_fn handlers_[14] = {
     [SP_CALL_spAxpy] = h_spAxpy,
     [SP_CALL_spCreate] = h_spCreate,
+    [SP_CALL_spDescCreate] = h_spDescCreate,
+    [SP_CALL_spDescDestroy] = h_spDescDestroy,
+    [SP_CALL_spDescSet] = h_spDescSet,
     [SP_CALL_spDestroy] = h_spDestroy,
     [SP_CALL_spDot] = h_spDot,
     [SP_CALL_spFree] = h_spFree,
     [SP_CALL_spGetMode] = h_spGetMode,
     [SP_CALL_spMalloc] = h_spMalloc,
+    [SP_CALL_spPlan] = h_spPlan,
     [SP_CALL_spScaleBatched] = h_spScaleBatched,
     [SP_CALL_spSetMode] = h_spSetMode,
 };
-static const apigen_handle_type *const handle_types_[1] = {
+static const apigen_handle_type *const handle_types_[2] = {
     &ht_spCtx,
+    &ht_spDesc,
 };
 const apigen_api apigen_api_sp = {
     .name = "sp",
@@ -377,7 +528,7 @@ const apigen_api apigen_api_sp = {
     .call_names = call_names_,
     .handlers = handlers_,
     .handle_types = handle_types_,
-    .nhandle_types = 1,
+    .nhandle_types = 2,
     .success_value = SP_OK,
     .status_error = {
         [APIGEN_OK] = SP_OK,

@@ -126,6 +126,189 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT spStatus spDescCreate(spDesc *desc, int kind)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    spStatus ret_ = {0};
+    uint64_t n_desc = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&sp_api, &call_, SP_CALL_spDescCreate))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
+    if (desc != NULL) {
+        n_desc = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, desc != NULL)) goto nomem; /* desc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (spStatus)v_;
+    }
+    if (desc != NULL) { /* desc */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_desc) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            desc[i_] = (spDesc)(uintptr_t)v_;
+        }
+    }
+    if (ret_ == SP_OK) { /* types.handles.spDesc.contents: what desc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&cv_, &kind, sizeof kind); /* kind */
+        if (desc != NULL)
+            apigen_contents_create(SP_CALL_spDescCreate, (uint64_t)(uintptr_t)*desc, ok_ ? &cv_ : NULL);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (spStatus)sp_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("spDescCreate(desc=%#llx, kind=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)desc, (long long)kind, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT spStatus spDescDestroy(spDesc desc)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    spStatus ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&sp_api, (uint64_t)(uintptr_t)desc); /* desc */
+    if (!apigen_call_begin_on(&sp_api, &call_, SP_CALL_spDescDestroy, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)desc)) goto nomem; /* desc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (spStatus)v_;
+    }
+    if (ret_ == SP_OK) /* desc: gone, and what it held */
+        apigen_contents_forget((uint64_t)(uintptr_t)desc);
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (spStatus)sp_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("spDescDestroy(desc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)desc, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT spStatus spDescSet(spDesc desc, int attr, const void *buf, size_t size)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    spStatus ret_ = {0};
+    uint64_t n_buf = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&sp_api, (uint64_t)(uintptr_t)desc); /* desc */
+    if (!apigen_call_begin_on(&sp_api, &call_, SP_CALL_spDescSet, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)desc)) goto nomem; /* desc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if (buf != NULL) {
+        n_buf = (uint64_t)(size);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)desc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)desc)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (1) { /* types.handles.spDesc.contents: what desc holds now */
+            apigen_wr ck_, cv_;
+            apigen_wr_init(&ck_);
+            apigen_wr_init(&cv_);
+            bool ok_ = true;
+            ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+            ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+            ok_ = ok_ && apigen_put_raw(&cv_, &size, sizeof size); /* size */
+            apigen_contents_set(SP_CALL_spDescSet, (uint64_t)(uintptr_t)desc, ok_ ? &ck_ : NULL, &cv_);
+            apigen_wr_free(&ck_);
+            apigen_wr_free(&cv_);
+        }
+        ret_ = SP_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (spStatus)v_;
+    }
+    if (ret_ == SP_OK) { /* types.handles.spDesc.contents: what desc holds now */
+        apigen_wr ck_, cv_;
+        apigen_wr_init(&ck_);
+        apigen_wr_init(&cv_);
+        bool ok_ = true;
+        ok_ = ok_ && apigen_put_raw(&ck_, &attr, sizeof attr); /* attr */
+        ok_ = ok_ && apigen_put_opt_bytes(&cv_, buf, n_buf); /* buf */
+        ok_ = ok_ && apigen_put_raw(&cv_, &size, sizeof size); /* size */
+        apigen_contents_set(SP_CALL_spDescSet, (uint64_t)(uintptr_t)desc, ok_ ? &ck_ : NULL, &cv_);
+        apigen_wr_free(&ck_);
+        apigen_wr_free(&cv_);
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (spStatus)sp_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("spDescSet(desc=%#llx, attr=%lld, buf=%#llx, size=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)desc, (long long)attr, (unsigned long long)(uintptr_t)buf, (unsigned long long)size, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT spStatus spDestroy(spCtx ctx)
 {
     apigen_call call_;
@@ -384,6 +567,75 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT spStatus spPlan(spCtx ctx, spDesc desc, int n, int *algo, size_t *workspace)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    spStatus ret_ = {0};
+    uint64_t n_algo = 0;
+    uint64_t n_workspace = 0;
+    bool cached_ = false;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&sp_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_id(&sp_api, (uint64_t)(uintptr_t)desc); /* desc */
+    if (!apigen_call_begin_on(&sp_api, &call_, SP_CALL_spPlan, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)desc)) goto nomem; /* desc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
+    if (algo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_algo)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, algo != NULL)) goto nomem; /* algo */
+    if (workspace != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_workspace)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, workspace != NULL)) goto nomem; /* workspace */
+    apigen_wr mk_; /* cache.contents: the question's key, handles by what they hold */
+    apigen_wr_init(&mk_);
+    bool memo_ = true;
+    memo_ = memo_ && apigen_put_u64(&mk_, (uint64_t)(uintptr_t)ctx); /* ctx: its id (never reused in a session) */
+    memo_ = memo_ && apigen_contents_put(&mk_, (uint64_t)(uintptr_t)desc); /* desc: what the guest holds of it */
+    memo_ = memo_ && apigen_put_raw(&mk_, &n, sizeof n); /* n */
+    memo_ = memo_ && apigen_put_u8(&mk_, algo != NULL); /* algo */
+    memo_ = memo_ && apigen_put_u8(&mk_, workspace != NULL); /* workspace */
+    st_ = apigen_call_sync_memo(&call_, memo_ && (true), &mk_, &cached_); /* cache: kept answers first */
+    apigen_wr_free(&mk_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (spStatus)v_;
+    }
+    if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
+    if (workspace != NULL && !apigen_get_into(&call_.rd, workspace, n_workspace, NULL)) goto bad; /* workspace */
+    if (!cached_ && (ret_ == SP_OK))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (spStatus)sp_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("spPlan(ctx=%#llx, desc=%#llx, n=%lld, algo=%#llx, workspace=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)desc, (long long)n, (unsigned long long)(uintptr_t)algo, (unsigned long long)(uintptr_t)workspace, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT spStatus spScaleBatched(spCtx ctx, int n, const float *alpha, float *const xs[], int count)
 {
     apigen_call call_;
@@ -488,14 +740,18 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[10] = {
+static const char *const call_names_[14] = {
     [SP_CALL_spAxpy] = "spAxpy",
     [SP_CALL_spCreate] = "spCreate",
+    [SP_CALL_spDescCreate] = "spDescCreate",
+    [SP_CALL_spDescDestroy] = "spDescDestroy",
+    [SP_CALL_spDescSet] = "spDescSet",
     [SP_CALL_spDestroy] = "spDestroy",
     [SP_CALL_spDot] = "spDot",
     [SP_CALL_spFree] = "spFree",
     [SP_CALL_spGetMode] = "spGetMode",
     [SP_CALL_spMalloc] = "spMalloc",
+    [SP_CALL_spPlan] = "spPlan",
     [SP_CALL_spScaleBatched] = "spScaleBatched",
     [SP_CALL_spSetMode] = "spSetMode",
 };

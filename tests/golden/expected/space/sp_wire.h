@@ -20,20 +20,24 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define SP_FINGERPRINT UINT64_C(0xb90c294a537846ec)
+#define SP_FINGERPRINT UINT64_C(0xfea99970e6801680)
 
 /* Call ids: forwarded and custom functions. */
 enum {
     SP_CALL_spAxpy = 1,
     SP_CALL_spCreate = 2,
-    SP_CALL_spDestroy = 3,
-    SP_CALL_spDot = 4,
-    SP_CALL_spFree = 5,
-    SP_CALL_spGetMode = 6,
-    SP_CALL_spMalloc = 7,
-    SP_CALL_spScaleBatched = 8,
-    SP_CALL_spSetMode = 9,
-    SP_NCALLS = 10
+    SP_CALL_spDescCreate = 3,
+    SP_CALL_spDescDestroy = 4,
+    SP_CALL_spDescSet = 5,
+    SP_CALL_spDestroy = 6,
+    SP_CALL_spDot = 7,
+    SP_CALL_spFree = 8,
+    SP_CALL_spGetMode = 9,
+    SP_CALL_spMalloc = 10,
+    SP_CALL_spPlan = 11,
+    SP_CALL_spScaleBatched = 12,
+    SP_CALL_spSetMode = 13,
+    SP_NCALLS = 14
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
