@@ -14,6 +14,7 @@
  * fake_peer.c peer access and peer copies between FAKE_DEVICE_COUNT devices. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,20 +274,37 @@ static struct {
     unsigned flags;
     int device;
 } regs_[256];
+static pthread_mutex_t regs_lock_ = PTHREAD_MUTEX_INITIALIZER; /* the server's sessions as threads */
 static void reg_add(void *ptr, size_t size, unsigned flags)
 {
+    pthread_mutex_lock(&regs_lock_);
     for (int i = 0; i < 256; i++)
         if (!regs_[i].p) {
             regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags, regs_[i].device = current_;
             break;
         }
+    pthread_mutex_unlock(&regs_lock_);
 }
-static int reg_of(const void *ptr)
+static void reg_remove(const void *ptr)
 {
+    pthread_mutex_lock(&regs_lock_);
     for (int i = 0; i < 256; i++)
-        if (regs_[i].p && (const char *)ptr >= regs_[i].p && (const char *)ptr < regs_[i].p + regs_[i].n)
-            return i;
-    return -1;
+        if (ptr && regs_[i].p == ptr) regs_[i].p = NULL;
+    pthread_mutex_unlock(&regs_lock_);
+}
+/* the flags and device of the range holding ptr: 1, or 0 (none) */
+static int reg_of(const void *ptr, unsigned *flags, int *device)
+{
+    int found = 0;
+    pthread_mutex_lock(&regs_lock_);
+    for (int i = 0; i < 256 && !found; i++)
+        if (regs_[i].p && (const char *)ptr >= regs_[i].p && (const char *)ptr < regs_[i].p + regs_[i].n) {
+            if (flags) *flags = regs_[i].flags;
+            if (device) *device = regs_[i].device;
+            found = 1;
+        }
+    pthread_mutex_unlock(&regs_lock_);
+    return found;
 }
 FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 {
@@ -298,8 +316,7 @@ FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
 FAKE cudaError_t cudaFreeHost(void *p)
 {
-    for (int i = 0; i < 256; i++)
-        if (p && regs_[i].p == p) regs_[i].p = NULL;
+    reg_remove(p);
     free(p);
     return cudaSuccess;
 }
@@ -310,15 +327,14 @@ FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 }
 FAKE cudaError_t cudaHostUnregister(void *ptr)
 {
-    for (int i = 0; i < 256; i++)
-        if (regs_[i].p == ptr) regs_[i].p = NULL;
+    reg_remove(ptr);
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
 {
-    int i = reg_of(ptr);
-    if (i < 0) return fail(cudaErrorInvalidValue);
-    *flags = regs_[i].flags;
+    unsigned f = 0;
+    if (!reg_of(ptr, &f, NULL)) return fail(cudaErrorInvalidValue);
+    *flags = f;
     return cudaSuccess;
 }
 /* mapped host memory with unified addressing: the device pointer is the
@@ -336,8 +352,7 @@ FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const
 {
     if (!a) return fail(cudaErrorInvalidValue);
     memset(a, 0, sizeof *a);
-    int i = reg_of(ptr);
-    if (i >= 0) a->device = regs_[i].device;
+    (void)reg_of(ptr, NULL, &a->device);
     a->type = cudaMemoryTypeHost;
     a->devicePointer = (void *)ptr;
     a->hostPointer = (void *)ptr;
