@@ -16,6 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 build=${BUILD:-build-gpu}
 arch=${CUDA_ARCH-native}
+case $arch in [0-9]*) arch=sm_$arch ;; esac # nvcc -arch: sm_90 (90 accepted), native
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH="$CUDA_HOME/bin:$PATH"
 case $build in /*) ;; *) build=$root/$build ;; esac
@@ -30,8 +31,7 @@ cmake --build "$build" -j"$(nproc)" --target $targets > "$build/order.build.log"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/apigen-order.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 gencode=
-[ "$arch" != native ] && [ -n "$arch" ] && gencode="-arch=sm_$arch"
-[ "$arch" = native ] && gencode="-arch=native"
+[ -n "$arch" ] && gencode="-arch=$arch"
 # shellcheck disable=SC2086
 nvcc $gencode -cudart shared -o "$tmp/order_rt" tests/cuda/order_rt.cu || exit 1
 nvcc -ptx -o "$tmp/order.ptx" tests/cuda/order_rt.cu || exit 1
