@@ -234,7 +234,9 @@ contain.slow_clients)
     t0=$(date +%s%N)
     check_served "contain: a client is served while 50 connections say nothing"
     t1=$(date +%s%N)
-    [ $(((t1 - t0) / 1000000)) -lt 2000 ] && ok "contain: ... within 2 s" || fail "served too slowly"
+    # blocked by the silent ones, it would wait for their 10 s handshake
+    # timeout; 5 s leaves a loaded machine and a sanitizer room
+    [ $(((t1 - t0) / 1000000)) -lt 5000 ] && ok "contain: ... within 5 s" || fail "served too slowly"
     wait "$ip"
     cat "$TMP/idle.out"
     grep -q "dropped by the server: 50 of 50" "$TMP/idle.out" &&
