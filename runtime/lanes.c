@@ -47,6 +47,7 @@ struct rt_lanes {
     unsigned have;
     bool started, gave_up, want;
     bool adopted; /* server: no more offers (under reg_mu) */
+    uint32_t reserved; /* server: lanes checked, their connections to come (under reg_mu) */
     /* server: where offers find it (under reg_mu) */
     struct rt_lanes *reg_next;
     const void *session;
@@ -501,19 +502,25 @@ uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_
                  (unsigned long long)tid);
         st = RT_HELLO_SESSION;
     } else if (L->adopted || L->dead || (L->k && (k != L->k || piece != L->piece || min != L->min)) ||
-               L->conn[idx]) {
+               L->conn[idx] || (!conn && (L->reserved >> idx & 1u))) {
         snprintf(msg, msglen, "lane %u of %u: %s", idx, k,
                  L->adopted || L->dead ? "the connection's lanes are already open"
-                 : L->conn[idx]        ? "offered twice"
-                                       : "its settings differ from the other lanes'");
+                 : L->conn[idx] || (L->reserved >> idx & 1u) ? "offered twice"
+                                                             : "its settings differ from the other lanes'");
         st = RT_HELLO_SESSION;
-    } else if (conn) {
+    } else {
+        /* the check reserves the lane for this handshake: its connection is
+         * taken after the reply, and the guest, once it has the reply, may
+         * offer the lane again, which must be refused then too */
         L->k = k;
         L->piece = piece;
         L->min = min;
-        L->conn[idx] = conn;
-        L->have++;
-        pthread_cond_broadcast(&reg_cv);
+        L->reserved |= 1u << idx;
+        if (conn) {
+            L->conn[idx] = conn;
+            L->have++;
+            pthread_cond_broadcast(&reg_cv);
+        }
     }
     pthread_mutex_unlock(&reg_mu);
     return st;

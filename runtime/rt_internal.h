@@ -275,8 +275,9 @@ void rt_lanes_settings(const rt_lanes *L, unsigned *k, uint32_t *piece, uint64_t
 uint64_t rt_lanes_min(const rt_lanes *L);
 bool rt_lanes_started(const rt_lanes *L);
 /* The server: a lane's handshake offers its connection to the owner
- * (conn NULL: only check). RT_HELLO_OK (the owner's lanes own conn now), or
- * a refusal and msg. */
+ * (conn NULL: check, and reserve the lane's index for this handshake, which
+ * offers conn after its reply). RT_HELLO_OK (the owner's lanes own conn now),
+ * or a refusal and msg. */
 uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_KEY_LEN],
                         unsigned idx, unsigned k, uint32_t piece, uint64_t min, apigen_conn *conn,
                         char *msg, size_t msglen);

@@ -439,14 +439,15 @@ static bool handshake(sconn *sc)
      * threads' connections may join, and their hellos must follow this one */
     if (rt_rec_active)
         rt_rec_hello(sc->conn, sc->session, join, sc->rbuf, h.payload_len, key);
+    /* and traced before it: a guest that exits right after finds the line */
+    if (apigen_tracing())
+        apigen_trace("server: %s %s session from %s", sc->api->name, join ? "joined" : "new",
+                     apigen_tp_peer(sc->conn));
     if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, lanes_asked, lanes_version, lane_key))
         return false;
     if (arena_size && !arena_exchange(sc))
         return false;
     rt_arena_bind(sc->session);
-    if (apigen_tracing())
-        apigen_trace("server: %s %s session from %s", sc->api->name, join ? "joined" : "new",
-                     apigen_tp_peer(sc->conn));
     return true;
 }
 
@@ -463,6 +464,18 @@ static void put_prefix(uint8_t *p, size_t len, apigen_status status, bool report
     uint64_t d = report ? (uint64_t)deferred : 0;
     for (int i = 0; i < 8; i++)
         p[2 + i] = (uint8_t)(d >> (8 * i));
+}
+
+/* APIGEN_TRACE's line of a served call: the time from its request to its
+ * reply ready. Written before the reply leaves: once the guest has it, the
+ * guest may exit and whoever watches the log expects the line there. */
+static void trace_call(const apigen_api *api, uint32_t call_id, bool is_async, apigen_status st,
+                       uint64_t t0)
+{
+    apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name,
+                 call_id == RT_CALL_ARENA ? "apigenArenaSegment" : call_name(api, call_id),
+                 is_async ? " [async]" : "", apigen_status_str(st),
+                 (unsigned long long)((apigen_now_ns() - t0) / 1000));
 }
 
 /* false: the connection must be closed. rd: the request's payload (only
@@ -593,6 +606,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         if (m0 && framed && h->call_id < api->ncalls)
             rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, sc->out.len + sc->out.ext_total,
                         rt_mx_ticks() - m0);
+        if (t0)
+            trace_call(api, call_id, false, cx.status, t0);
         if (ok && (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err))) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, call_id), sc->out.failed ? "reply too large" : err);
@@ -600,11 +615,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         }
     }
     rt_scratch_free_all(&cx);
-    if (t0)
-        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name,
-                     call_id == RT_CALL_ARENA ? "apigenArenaSegment" : call_name(api, call_id),
-                     is_async ? " [async]" : "", apigen_status_str(cx.status),
-                     (unsigned long long)((apigen_now_ns() - t0) / 1000));
+    if (t0 && is_async) /* no reply: a sync call's line went before its reply */
+        trace_call(api, call_id, true, cx.status, t0);
     /* Do not keep a huge reply buffer per thread, unless replies used most of
      * it lately (large copies between small calls reuse warm memory). */
     if (!rt_keep_warm(&sc->out_warm, sc->out.cap, is_async ? 0 : sc->out.len, KEEP_BUF_MAX))

@@ -61,7 +61,8 @@ wait $h2 2>/dev/null
 forwarded after_client_killed
 
 i=0
-while [ $i -lt 100 ] && [ -n "$(children)" ]; do sleep 0.05; i=$((i + 1)); done
+# a session process exits after its client (seconds under a sanitizer on a loaded machine)
+while [ $i -lt 400 ] && [ -n "$(children)" ]; do sleep 0.05; i=$((i + 1)); done
 [ -z "$(children)" ] || { for c in $(children); do echo "leftover $c: $(tr "\0" " " < /proc/$c/cmdline) threads=$(ls /proc/$c/task | wc -l)"; cat /proc/$c/task/*/wchan; echo; ls -l /proc/$c/fd; done; fail "session processes left after their clients ended: $(children)"; }
 kill -0 "$spid" 2>/dev/null || fail "the server died"
 echo "PASS: the server answered after a session process crashed and after a client was killed ($(basename "$prog"): identical to native, exit $nrc)"

@@ -158,23 +158,34 @@ start_server() {
     SERVER_LOG=$log
 }
 
-# Waits until a server answers on url (socket file / TCP port), 10 s at most.
-wait_ready() { # url
-    local url=$1 i
-    for i in $(seq 1 100); do
+# Waits until the server listens, 20 s at most: its log's "listening on URL"
+# line, written once listen() returned (a socket file exists from bind(), a
+# moment before connections are accepted). Sets URL to the URL the server
+# names: a port 0 (the kernel picks a free one) becomes the real port.
+wait_ready() {
+    local i line
+    for i in $(seq 1 200); do
+        line=$(grep -m1 "listening on " "$SERVER_LOG" 2>/dev/null)
+        if [ -n "$line" ]; then
+            URL=$(sed 's/.*listening on \([^ ]*\) .*/\1/' <<<"$line")
+            return 0
+        fi
         kill -0 "$SERVER_PID" 2>/dev/null || return 1
-        case $url in
-        unix://*)
-            [ -S "${url#unix://}" ] && { sleep 0.05; return 0; } ;;
-        tcp://*|tls://*)
-            local hp=${url#*://}
-            if (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null; then return 0; fi ;;
-        shm://*|ucx://*)
-            grep -q "listening on $url " "$SERVER_LOG" && return 0 ;;
-        esac
         sleep 0.1
     done
     return 1
+}
+
+# Stops the server (SIGTERM) once its session processes (--isolation process)
+# have ended, 20 s at most, and waits for it to exit. A session process ends
+# after its client has gone, and logs its connections' last lines (a lanes
+# trace) as it does; stopped before, it would be killed without them.
+stop_server() {
+    for _ in $(seq 1 200); do
+        [ -z "$(cat /proc/"$SERVER_PID"/task/*/children 2>/dev/null)" ] && break
+        sleep 0.1
+    done
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
 }
 
 start_unix_server() {
@@ -184,52 +195,36 @@ start_unix_server() {
     if [ "$TRANSPORT" = tls ]; then start_tls_server; return; fi
     if [ "$TRANSPORT" = tcp ]; then start_tcp_server; return; fi
     start_server "$URL"
-    wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
+    wait_ready || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
 }
 
-# ucx:// on a free loopback port; a UCX endpoint cannot be handed to a session
-# process, so the server runs sessions as threads (unless SERVER_ARGS says).
+# ucx:// on a loopback port the kernel picks (port 0: a port chosen here and
+# checked free could be taken by another test's server before this one binds
+# it, and a client would then talk to that server); a UCX endpoint cannot be
+# handed to a session process, so the server runs sessions as threads (unless
+# SERVER_ARGS says).
 start_ucx_server() {
-    local try port
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-        port_in_use "$port" && continue
-        URL="ucx://127.0.0.1:$port"
-        SERVER_ARGS=${SERVER_ARGS:---isolation thread} start_server "$URL"
-        if wait_ready "$URL"; then return 0; fi
-        if grep -q "no UCX support\|UCX is not available\|UCX cannot initialize" "$SERVER_LOG"; then
-            show "$SERVER_LOG" "server log"
-            echo "SKIP: no usable UCX here"
-            exit 77
-        fi
-        kill -KILL "$SERVER_PID" 2>/dev/null
-    done
+    URL="ucx://127.0.0.1:0"
+    SERVER_ARGS=${SERVER_ARGS:---isolation thread} start_server "$URL"
+    if wait_ready && [ "${URL##*:}" != 0 ]; then return 0; fi
     show "$SERVER_LOG" "server log"
-    die "could not start a server on a free ucx:// port"
+    if grep -q "no UCX support\|UCX is not available\|UCX cannot initialize" "$SERVER_LOG"; then
+        echo "SKIP: no usable UCX here"
+        exit 77
+    fi
+    die "could not start a server on a ucx:// port the kernel picks (got $URL)"
 }
 
-port_in_use() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
+# tcp:// on a loopback port the kernel picks (see start_ucx_server)
 start_tcp_server() {
-    local try port
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-        port_in_use "$port" && continue
-        URL="tcp://127.0.0.1:$port"
-        start_server "$URL"
-        if wait_ready "$URL"; then return 0; fi
-        kill -KILL "$SERVER_PID" 2>/dev/null   # lost the race for the port: try another
-    done
-    show "$SERVER_LOG" "server log"
-    die "could not start a server on a free TCP port"
+    URL="tcp://127.0.0.1:0"
+    start_server "$URL"
+    wait_ready || { show "$SERVER_LOG" "server log"; die "could not start a server on $URL"; }
 }
 
-# tls:// on a free loopback port with throwaway certificates; the guest
-# trusts their CA (APIGEN_TLS_CA). SERVER_ARGS: more server options.
+# tls:// on a loopback port the kernel picks, with throwaway certificates; the
+# guest trusts their CA (APIGEN_TLS_CA). SERVER_ARGS: more server options.
 start_tls_server() {
-    local try port
     if [ ! -e "$TMP/certs/ca.pem" ]; then
         "$(dirname "$0")/../security/tls_certs.sh" "$TMP/certs" >"$TMP/certs.log" 2>&1
         case $? in
@@ -239,22 +234,16 @@ start_tls_server() {
         esac
     fi
     export APIGEN_TLS_CA=$TMP/certs/ca.pem
-    for try in 1 2 3 4 5 6 7 8 9 10; do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-        port_in_use "$port" && continue
-        URL="tls://127.0.0.1:$port"
-        SERVER_ARGS="--tls-cert $TMP/certs/server.pem --tls-key $TMP/certs/server.key ${SERVER_ARGS:-}" \
-            start_server "$URL"
-        if wait_ready "$URL"; then return 0; fi
-        if grep -q "no TLS support" "$SERVER_LOG"; then
-            show "$SERVER_LOG" "server log"
-            echo "SKIP: this build has no TLS"
-            exit 77
-        fi
-        kill -KILL "$SERVER_PID" 2>/dev/null
-    done
+    URL="tls://127.0.0.1:0"
+    SERVER_ARGS="--tls-cert $TMP/certs/server.pem --tls-key $TMP/certs/server.key ${SERVER_ARGS:-}" \
+        start_server "$URL"
+    wait_ready && return 0
     show "$SERVER_LOG" "server log"
-    die "could not start a server on a free tls:// port"
+    if grep -q "no TLS support" "$SERVER_LOG"; then
+        echo "SKIP: this build has no TLS"
+        exit 77
+    fi
+    die "could not start a server on $URL"
 }
 
 compare() { # native_tag remote_tag
@@ -382,7 +371,7 @@ lanes)
                 APIGEN_LANES=$k APIGEN_LANE_PIECE=$piece APIGEN_LANES_MIN=$min run_remote "$tag" "$URL" "$@"
                 compare "n$prog" "$tag"
             done
-            { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+            stop_server
             # "lanes of PEER: K lanes, N transfers (X bytes) sent, M (Y bytes) received"
             got=$(sed -n 's/.*trace: lanes of .*: \([0-9]*\) lanes, [0-9]* transfers (\([0-9]*\) bytes) sent, [0-9]* (\([0-9]*\) bytes) received.*/\1 \2 \3/p' "$SERVER_LOG")
             if [ "$k" -ge 2 ]; then
@@ -406,6 +395,10 @@ lanes)
     SERVER_ARGS="--replay $TMP/lanes.rec" start_tcp_server
     APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote replayed "$URL" "$STREAM"
     compare nstream replayed
+    # the replaying server exits by itself once the last recorded session has
+    # ended: after the client exited, but maybe not at once (it has yet to see
+    # the connections close). A SIGTERM before that is a replay stopped early.
+    for _ in $(seq 1 200); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
     { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
     grep -q "replay of .* complete" "$SERVER_LOG" || { show "$SERVER_LOG" "replay server log"; fail "the replay of a recording made with lanes did not match"; }
     # a server that grants none (APIGEN_LANES=0 there, as one without lanes): the guest
@@ -721,6 +714,9 @@ isolation)
     wait $pb; rcb=$?
     [ $rcb = 0 ] || { show "$TMP/b.out" "client B stdout"; show "$TMP/b.err" "client B stderr"; fail "client B exit $rcb: the crash of another session affected it"; }
     # A sanitizer build turns the SIGSEGV into its own report and abort (signal 6).
+    # The server logs it when it reaps the child, which may come after client A
+    # saw its connection lost (a sanitizer's report takes seconds): wait for it.
+    for _ in $(seq 1 200); do grep -Eq "killed by signal (11|6);" "$SERVER_LOG" && break; sleep 0.1; done
     grep -Eq "killed by signal (11|6);" "$SERVER_LOG" || fail "the server did not log the crashed session process"
     # ... and, outside a sanitizer (whose own report stands), where it crashed
     if grep -q "killed by signal 11;" "$SERVER_LOG"; then
@@ -728,7 +724,8 @@ isolation)
             fail "the crashed session process did not log its signal and address"
         grep -Eq "apigen-server-exa\(|libexa|\+0x" "$SERVER_LOG" || fail "the crashed session process did not log its stack"
     fi
-    for _ in $(seq 1 50); do [ "$(children)" = 0 ] && break; sleep 0.1; done
+    # a session process exits after its client (a sanitizer's exit checks take seconds)
+    for _ in $(seq 1 200); do [ "$(children)" = 0 ] && break; sleep 0.1; done
     [ "$(children)" = 0 ] || fail "session processes left after every client ended: $(child_pids)"
     kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died"
     [ $FAILED = 0 ] || show "$SERVER_LOG" "server log"
@@ -755,11 +752,13 @@ client_killed)
     compare native remote
     kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died with its client"
     kill -TERM "$SERVER_PID"
-    for _ in $(seq 1 50); do
+    # 20 s: the server gives busy connections 5 s, and a sanitizer's exit
+    # checks on a loaded machine take seconds more
+    for _ in $(seq 1 200); do
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.1
     done
-    kill -0 "$SERVER_PID" 2>/dev/null && fail "the server did not exit within 5 s of SIGTERM"
+    kill -0 "$SERVER_PID" 2>/dev/null && fail "the server did not exit within 20 s of SIGTERM"
     wait "$SERVER_PID"
     echo "server exit status after SIGTERM: $?"
     show "$SERVER_LOG" "server log"

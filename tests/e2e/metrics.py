@@ -302,6 +302,13 @@ def mode_prometheus(server, stub_dir, client, prometheus):
         print("prometheus not found (scripts/install-deps.sh puts it in /opt/apigen/bin, from "
               "Debian's prometheus package): no real scrape")
         sys.exit(77)
+
+    def query_up(web):
+        try:
+            return urllib.request.urlopen("http://127.0.0.1:%d/-/ready" % web, timeout=2).status == 200
+        except Exception:
+            return False
+
     url = url_for("unix")
     _, port = start_server(server, ["--listen", url, "--isolation", "thread",
                                     "--metrics", "tcp://127.0.0.1:0"])
@@ -315,11 +322,22 @@ def mode_prometheus(server, stub_dir, client, prometheus):
     with open(cfg, "w") as f:
         f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
                 "  - job_name: apigen\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % port)
-    web = free_port()
-    plog = open(os.path.join(tmp, "prometheus.log"), "w")
-    p = subprocess.Popen([prometheus, "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
-                          "--web.listen-address=127.0.0.1:%d" % web], stdout=plog, stderr=subprocess.STDOUT)
-    procs.append(p)
+    # Prometheus takes no port 0: a port found free here, which another
+    # program may take before Prometheus binds it; then it exits saying so,
+    # and another port is tried
+    for _ in range(5):
+        web = free_port()
+        plog = open(os.path.join(tmp, "prometheus.log"), "w")
+        p = subprocess.Popen([prometheus, "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
+                              "--web.listen-address=127.0.0.1:%d" % web], stdout=plog, stderr=subprocess.STDOUT)
+        procs.append(p)
+        for _ in range(100):
+            if p.poll() is not None or query_up(web):
+                break
+            time.sleep(0.1)
+        plog.close()
+        if p.poll() is None or "address already in use" not in open(os.path.join(tmp, "prometheus.log")).read():
+            break
 
     def query(q):
         u = "http://127.0.0.1:%d/api/v1/query?query=%s" % (web, urllib.parse.quote(q))

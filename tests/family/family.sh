@@ -32,15 +32,20 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$TMP"/*.out "$TMP"/*.err "$TMP"/*.log; do [ -s "$f" ] && { echo "---- $f"; cat "$f"; }; done; exit 1; }
 
-start() { # server url [args]
+# start SERVER URL [ARGS...]: sets URL to the URL the server names (a tcp://
+# port 0 becomes the port the kernel picked)
+start() {
     srv=$1 url=$2
     shift 2
     env -u LD_LIBRARY_PATH -u APIGEN_SERVER APIGEN_TRACE=${SERVER_TRACE:-} "$srv" --listen "$url" "$@" \
         >"$TMP/server.log" 2>&1 &
     SPID=$!
     i=0
-    while [ $i -lt 100 ]; do
-        grep -q "listening on $url" "$TMP/server.log" 2>/dev/null && return 0
+    while [ $i -lt 200 ]; do
+        if grep -q "listening on " "$TMP/server.log" 2>/dev/null; then
+            URL=$(sed -n 's/.*listening on \([^ ]*\) .*/\1/p' "$TMP/server.log" | head -1)
+            return 0
+        fi
         kill -0 "$SPID" 2>/dev/null || break
         sleep 0.1
         i=$((i + 1))
@@ -71,7 +76,7 @@ LD_LIBRARY_PATH="$B/stub" ldd "$PROG" | grep -q "$B/stub/libapigen-guest.so.2" |
 case $MODE in
 unix | tcp | shm | isolation)
     case $MODE in
-    tcp) URL="tcp://127.0.0.1:$((20000 + $$ % 30000))" ;;
+    tcp) URL="tcp://127.0.0.1:0" ;; # the kernel picks a free port (a chosen one may be taken)
     shm) URL="shm://apigen-family-$$" ;;
     *) URL="unix://$TMP/s.sock" ;;
     esac

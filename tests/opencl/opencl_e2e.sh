@@ -52,7 +52,7 @@ start_server() { # unix|tcp|shm|ucx|tls -> sets URL
         url=tls://127.0.0.1:0
         args="--tls-cert $TMP/certs/server.pem --tls-key $TMP/certs/server.key"
     elif [ "$1" = ucx ]; then # a UCX endpoint cannot be handed to a session process
-        url=ucx://127.0.0.1:$((20000 + ($$ * 7 + RANDOM) % 30000))
+        url=ucx://127.0.0.1:0 # the kernel picks a free port (a chosen one may be taken)
         args="--isolation thread"
     elif [ "$1" = tcp ]; then
         url=tcp://127.0.0.1:0 # the kernel picks a free port; the server names it
@@ -64,13 +64,16 @@ start_server() { # unix|tcp|shm|ucx|tls -> sets URL
     # shellcheck disable=SC2086 # args: options split on spaces
     env -u LD_LIBRARY_PATH "$SERVER" --listen "$url" $args >"$TMP/server.log" 2>&1 &
     SPID=$!
-    for _ in $(seq 100); do
+    # 20 s: a sanitized server on a loaded machine starts in seconds
+    for _ in $(seq 400); do
         grep -q listening "$TMP/server.log" && break
+        kill -0 "$SPID" 2>/dev/null || break
         sleep 0.05
     done
     URL=$url
-    case $1 in tcp|tls) URL=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$TMP/server.log" | head -1) ;; esac
+    case $1 in tcp|tls|ucx) URL=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$TMP/server.log" | head -1) ;; esac
     grep -q "no TLS support" "$TMP/server.log" && { echo "SKIP: this build has no TLS"; exit 77; }
+    grep -q listening "$TMP/server.log" || { echo "FAIL: the server did not start on $url"; cat "$TMP/server.log"; exit 1; }
     return 0
 }
 

@@ -75,12 +75,14 @@ guest() { # stdout file, then the program
     echo $? > "$o.rc"
 }
 
-# Waits up to 5 s for the server to exit by itself (replay) or stops it
-# (record; a replay that waits for more: it reports what never came). Sets src.
+# Waits up to 20 s for the server to exit by itself (replay: once it has seen
+# the guest's connections close, which a loaded machine or a sanitizer build
+# can delay by seconds) or stops it (record; a replay that waits for more: it
+# reports what never came). Sets src.
 finish() {
     i=0
     if [ "$1" = stop ]; then kill -TERM "$spid" 2>/dev/null; fi
-    while kill -0 "$spid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    while kill -0 "$spid" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
     kill -0 "$spid" 2>/dev/null && kill -TERM "$spid" 2>/dev/null
     wait "$spid"
     src=$?
