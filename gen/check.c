@@ -907,7 +907,7 @@ static void check_handles(ck *c, const spec_node *root)
     }
     const spec_node *vs = spec_get(types, "versioned");
     if (vs && spec_want_map(vs, "types.versioned", c->d, NULL, NULL)) {
-        /* versioned structs: the caller fills the first member (NVML's `version`) */
+        /* versioned structs: the caller fills the first member (a `version` member) */
         spec_check_keys(vs, versioned_keys, "types.versioned", c->d, NULL, NULL);
         const spec_node *mn = spec_get(vs, "member");
         const char *member;

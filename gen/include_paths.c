@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 /* Isolated include paths: an API's headers come from the folders the user
- * and the spec name, never from whatever the machine has installed (a CUDA
+ * and the spec name, never from whatever the machine has installed (a toolkit
  * of another version under /usr/local/include once completed an old
  * toolkit's headers silently). clang parses with -nostdlibinc: its own
  * built-in headers (stddef.h, stdint.h, limits.h, ...) stay, the system

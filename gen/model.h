@@ -241,8 +241,8 @@ typedef struct param_ann {
     char *stream_host;
     uint64_t stream_chunk, stream_min;
     /* PK_OUT/INOUT plain data, `out_on_error: [E, ...]`: also sent back when the
-     * call returns one of these errors (NVML's size query answers
-     * NVML_ERROR_INSUFFICIENT_SIZE with the count it needs) */
+     * call returns one of these errors (a size query may answer
+     * "insufficient size" with the count it needs) */
     char **out_on_error;
     size_t nout_on_error;
     /* PK_COND from `space: {state: S, host: H, device: D}`: the state's

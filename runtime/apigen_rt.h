@@ -407,8 +407,8 @@ typedef struct apigen_api {
      * writes it to its own stdout before the sync call that collected it
      * returns (runtime/output.c) */
     bool forward_output;
-    /* the API's version (spec `api.version_macro`, e.g. CUDART_VERSION 13000 of
-     * the headers it was generated from; 0: none), sent in the handshake: a
+    /* the API's version (spec `api.version_macro`, e.g. 13000 for 13.0,
+     * of the headers it was generated from; 0: none), sent in the handshake: a
      * guest and a server of different versions refuse each other naming both */
     uint64_t api_version;
     /* server side: [ncalls], 1 where the call's last in-buffer may be
@@ -764,7 +764,7 @@ void apigen_privileged_allow(const char *option);
  * own processes, anything that is not an apigen session) is not shown.
  * apigen_guest_pids: the guest processes server process spid stands for, as
  * cx's guest sees them, up to max in gpid; the number (0: hide it). *shared:
- * spid serves several sessions (--isolation thread), so what NVML & co.
+ * spid serves several sessions (--isolation thread), so what a monitoring API
  * measure of it (memory, utilization) is not any one guest's: under
  * --isolation thread each session of the guest's pid space that holds device
  * memory is named. apigen_server_pid: the reverse, for a call that takes a

@@ -113,7 +113,7 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
     if (addr == 0)
         return true; /* NULL: the real library reports it as it would natively */
     if (has_extent && extent == 0)
-        return true; /* touches no memory: the real library answers, as natively (CUDA takes a
+        return true; /* touches no memory: the real library answers, as natively (the vendor takes a
                         zero-byte copy or set at any address) */
     if (apigen_dev_owned(cx->session, addr, extent, has_extent))
         return true;

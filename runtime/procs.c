@@ -1,6 +1,6 @@
 /* Guest processes (apigen_rt.h "Guest processes"): which server process
  * stands for which guest process, for host code that forwards a device's
- * process list (NVML) or takes a pid.
+ * process list (a monitoring API) or takes a pid.
  *
  * --isolation process: each session has a process of its own. The parent
  * writes one slot per session process (its pid, the guest's pid and pid
