@@ -14,6 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 build=${BUILD:-build-gpu}
 arch=${CUDA_ARCH-native}
+case $arch in [0-9]*) arch=sm_$arch ;; esac # nvcc -arch: sm_90 (90 accepted), native
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 export PATH="$CUDA_HOME/bin:$PATH"
 reallib=$CUDA_HOME/lib64
@@ -32,8 +33,7 @@ cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/nu
             [ "${KEEP:-0}" = 1 ] && echo "logs: $logs" || rm -rf "$logs"; }
 trap cleanup EXIT INT TERM
 gencode=
-[ "$arch" != native ] && [ -n "$arch" ] && gencode="-arch=sm_$arch"
-[ "$arch" = native ] && gencode="-arch=native"
+[ -n "$arch" ] && gencode="-arch=$arch"
 # shellcheck disable=SC2086
 nvcc $gencode -cudart shared -o "$logs/lasterr" tests/gpu/lasterr.cu || exit 1
 port=$(( 30000 + ($$ % 20000) ))

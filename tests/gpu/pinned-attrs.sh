@@ -31,6 +31,9 @@ gcc -O1 -o "$tmp/drv" tests/cuda/driver/pinned_attrs_ci.c -I"$CUDA_HOME/include"
     gcc -O1 -o "$tmp/rt" tests/cuda/pinned_attrs_rt.c -I"$CUDA_HOME/include" -L"$real" -lcudart || exit 1
 echo "== tests/gpu/pinned-attrs.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+echo "-- where cuda.h is silent, natively (tests/gpu/attr_probe.c):"
+gcc -O1 -o "$tmp/probe" tests/gpu/attr_probe.c -I"$CUDA_HOME/include" -L"$real/stubs" -lcuda &&
+    LD_LIBRARY_PATH=$real "$tmp/probe" 2>&1 | sed 's/^/  | /'
 sed_drv="s/BUFFER_ID 0, nonzero$/BUFFER_ID 801, untouched/"
 sed_drv_tcp="$sed_drv;/^registered/!s/cuMemHostGetDevicePointer_v2 0, the block's + offset$/cuMemHostGetDevicePointer_v2 801/;/^registered/!s/DEVICE_POINTER 0, as cuMemHostGetDevicePointer_v2$/DEVICE_POINTER 1, untouched/;/^registered/!s/device pointer as cuMemHostGetDevicePointer_v2,/device pointer 0,/"
 sed_rt_tcp="s/cudaHostGetDevicePointer 0, the block's + offset$/cudaHostGetDevicePointer 801/;s/device pointer as cudaHostGetDevicePointer$/device pointer NULL/"
