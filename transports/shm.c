@@ -25,7 +25,8 @@
  * lines a few records ahead (zero_ahead), so that a small send stores to
  * no line but its own record's.
  *
- * Waiting: spin (APIGEN_SHM_SPIN_US, default 20 us) on the header word or the tail, then
+ * Waiting: spin on the header word or the tail (APIGEN_SHM_SPIN_US, default 20 us; a
+ * consumer as long as its recent waits, up to APIGEN_SPIN_MAX_US: spin.c), then
  * announce sleep in a futex word next to it, re-check, and FUTEX_WAIT in
  * slices of SLICE_MS; the other side exchanges the word to 0 and wakes only
  * when it was set, so a busy pair makes no system calls at all. Between
@@ -37,6 +38,7 @@
  * the ring holds), closes the connection. Bytes are copied out of the ring before anyone looks at them,
  * so the peer cannot change what the server already checked. */
 #define _GNU_SOURCE
+#include "spin.h"
 #include "tp_internal.h"
 
 #include <errno.h>
@@ -127,12 +129,13 @@ struct tp_shm {
     uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
     uint64_t rx_pub;       /* consumer: the tail as last published */
     uint64_t rx_pf;        /* consumer: read-ahead asked for up to here */
+    tp_spin rx_spin;       /* consumer: how long its waits spin (spin.h) */
 };
 #define SHM(c) ((struct tp_shm *)(c)->priv)
 
 /* ---- settings --------------------------------------------------------------- */
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
-static int64_t cfg_spin_ns;
+static int64_t cfg_spin_ns, cfg_spin_max_ns;
 static uint64_t cfg_ring;
 
 static uint64_t env_size(const char *name, uint64_t dflt)
@@ -151,9 +154,7 @@ static uint64_t env_size(const char *name, uint64_t dflt)
 
 static void cfg_init(void)
 {
-    cfg_spin_ns = (int64_t)env_size("APIGEN_SHM_SPIN_US", SHM_SPIN_US_DEFAULT) * 1000;
-    if (cfg_spin_ns > 10000000000LL)
-        cfg_spin_ns = 10000000000LL;
+    tp_spin_config("APIGEN_SHM_SPIN_US", SHM_SPIN_US_DEFAULT, &cfg_spin_ns, &cfg_spin_max_ns);
     uint64_t r = env_size("APIGEN_SHM_RING", SHM_RING_DEFAULT), p = SHM_RING_MIN;
     while (p < r && p < SHM_RING_MAX)
         p <<= 1;
@@ -242,22 +243,26 @@ static void check_alive(apigen_conn *c)
 enum { W_CHANGED, W_TIMEOUT, W_STOP };
 
 /* Waits until *pos is no longer `seen` (the peer moved), the connection stops,
- * or the deadline passes. */
+ * or the deadline passes. sp: the consumer's spin budget, which the wait
+ * teaches (NULL: a producer waiting for room spins the base). */
 __attribute__((noinline)) /* the slow path: kept out of the callers' fast paths */
 static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
-                       _Atomic uint32_t *sleepw, int64_t deadline)
+                       _Atomic uint32_t *sleepw, int64_t deadline, tp_spin *sp)
 {
     struct tp_shm *s = c->priv;
-    int64_t spin_end = -1; /* the clock is first read after 64 spins: a reply that comes */
-    for (unsigned i = 1;; i++) { /* sooner costs no clock read */
-        if (atomic_load_explicit(pos, memory_order_acquire) != seen)
+    int64_t start = -1, spin_end = -1; /* the clock is first read after 64 spins: a reply */
+    for (unsigned i = 1;; i++) {        /* that comes sooner costs no clock read */
+        if (atomic_load_explicit(pos, memory_order_acquire) != seen) {
+            if (sp && start >= 0)
+                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
             return W_CHANGED;
+        }
         if ((i & 63) == 0) {
             if (atomic_load(&s->shut) || peer_gone(c))
                 return W_STOP;
             int64_t now = mono_ns();
             if (spin_end < 0)
-                spin_end = now + cfg_spin_ns;
+                start = now, spin_end = now + (sp ? tp_spin_budget(sp, cfg_spin_ns) : cfg_spin_ns);
             if (deadline >= 0 && now >= deadline)
                 return W_TIMEOUT;
             if (now >= spin_end)
@@ -269,6 +274,8 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
         atomic_store(sleepw, 1);
         if (atomic_load(pos) != seen) {
             atomic_store(sleepw, 0);
+            if (sp)
+                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
             return W_CHANGED;
         }
         if (atomic_load(&s->shut) || peer_gone(c)) {
@@ -288,6 +295,8 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
         futex_wait(sleepw, 1, ms);
         if (atomic_load(pos) != seen) {
             atomic_store(sleepw, 0);
+            if (sp)
+                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
             return W_CHANGED;
         }
         check_alive(c);
@@ -750,7 +759,7 @@ static bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int
             room = rec_room(s, s->tx_pos - tail);
         }
         if (!room) {
-            int w = wait_change(c, &r->tail, tail, &r->prod_sleep, deadline_of(&deadline, timeout_ms));
+            int w = wait_change(c, &r->tail, tail, &r->prod_sleep, deadline_of(&deadline, timeout_ms), NULL);
             if (w == W_TIMEOUT) {
                 tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
                 return false;
@@ -863,7 +872,7 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
                 if (stop)
                     continue;
                 if (wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
-                                deadline_of(&deadline, timeout_ms)) == W_TIMEOUT) {
+                                deadline_of(&deadline, timeout_ms), &s->rx_spin) == W_TIMEOUT) {
                     tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                     return APIGEN_TP_TIMEOUT;
                 }
@@ -902,7 +911,7 @@ static apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head
             int w = atomic_load(&s->shut) || peer_gone(c)
                         ? W_STOP
                         : wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
-                                      deadline_of(&deadline, timeout_ms));
+                                      deadline_of(&deadline, timeout_ms), &s->rx_spin);
             if (w == W_TIMEOUT) {
                 tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                 return APIGEN_TP_TIMEOUT;

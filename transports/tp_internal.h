@@ -3,6 +3,7 @@
 #ifndef APIGEN_TP_INTERNAL_H
 #define APIGEN_TP_INTERNAL_H
 
+#include "spin.h"
 #include "transport.h"
 
 #include <sys/socket.h>
@@ -67,6 +68,7 @@ struct apigen_conn {
     int fd;      /* the socket (-1: none, ucx://) */
     void *priv;  /* the transport's own state (shm: its segment; tls: the SSL) */
     void *user;  /* the runtime's (apigen_tp_set_user): never touched here */
+    tp_spin spin; /* sockets: how long a wait for data spins before it polls (spin.h) */
     char peer[340];
 };
 
