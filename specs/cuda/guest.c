@@ -315,16 +315,27 @@ APIGEN_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fil
 }
 
 /* ---- attribute lists ---------------------------------------------------------------------- */
+/* What the driver answers for a list (tests/gpu/attr_probe.c and
+ * pointer-attrs.sh, H200, driver 580, 2026-11-26): a NULL data slot fails the
+ * whole list with CUDA_ERROR_INVALID_VALUE before anything is written; an
+ * address it does not know (pageable, freed) succeeds with defaults:
+ * DEVICE_ORDINAL -2, RANGE_SIZE left as it was, HOST_POINTER the address
+ * itself, every other attribute zero; HOST_POINTER of memory it knows but the
+ * host cannot reach (device memory) is NULL. */
 APIGEN_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
                                               CUpointer_attribute *attributes, void **data,
                                               CUdeviceptr ptr)
 {
     if (numAttributes && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numAttributes; i++)
+        if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
+    int known = 0;          /* the driver answered one attribute: it knows ptr */
+    long host_slot = -1;    /* a HOST_POINTER that had no answer: decided at the end */
     for (unsigned i = 0; i < numAttributes; i++) {
-        if (!data[i]) continue; /* the driver skips NULL slots too */
         CUresult e;
         if (apigen_cuda_host_attr(data[i], attributes[i], ptr, 1, &e)) { /* pinned: host_mem.c */
             if (e != CUDA_SUCCESS) return e;
+            known = 1;
             continue;
         }
         e = cuPointerGetAttribute(data[i], attributes[i], ptr);
@@ -336,17 +347,27 @@ APIGEN_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
          * case (data is not NULL); any other error is the list's. */
         size_t size = apigen_cuda_pointer_attribute_size(attributes[i]);
         if (e == CUDA_ERROR_INVALID_VALUE && size) {
-            /* the defaults the driver writes (tests/gpu/pointer-attrs.sh, H200,
-             * driver 580, 2026-11-26): DEVICE_ORDINAL -2, RANGE_SIZE left as it
-             * was, every other attribute zero */
             if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) {
                 int none = -2;
                 memcpy(data[i], &none, sizeof none);
-            } else if (attributes[i] != CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+            } else if (attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+                if (host_slot < 0) host_slot = i;
+            }
+            else if (attributes[i] != CU_POINTER_ATTRIBUTE_RANGE_SIZE)
                 memset(data[i], 0, size);
             continue;
         }
         if (e != CUDA_SUCCESS) return e;
+        known = 1;
+    }
+    if (host_slot >= 0) {
+        /* an address of the guest's own is never the driver's; any other is
+         * asked about once more (MEMORY_TYPE) unless another answer told */
+        void *h = (void *)(uintptr_t)ptr;
+        if (known || apigen_cuda_on_server(ptr)) h = NULL;
+        for (unsigned i = 0; i < numAttributes; i++) /* a repeated attribute gets the same */
+            if (attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER && (long)i >= host_slot)
+                memcpy(data[i], &h, sizeof h);
     }
     return CUDA_SUCCESS;
 }

@@ -83,13 +83,18 @@ FAKE CUresult cuStreamSynchronize(CUstream s)
 
 /* device memory: a mapping of its own, 256 bytes of length before it, at
  * addresses of this process id (the guest's host memory never has them) */
+#define DEVICE_MEMORY_BASE 0x310000000000ull
+static int is_device_memory(CUdeviceptr p)
+{
+    return p >= DEVICE_MEMORY_BASE && p < DEVICE_MEMORY_BASE + (0x10000ull << 26) + (1ull << 40); /* pid offsets, then room */
+}
 FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
     static uintptr_t next_;
     if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
     size_t len = 256 + n;
-    if (!next_) next_ = (uintptr_t)0x310000000000ull + ((uintptr_t)(getpid() & 0xffff) << 26);
+    if (!next_) next_ = (uintptr_t)DEVICE_MEMORY_BASE + ((uintptr_t)(getpid() & 0xffff) << 26);
     unsigned char *m = mmap((void *)next_, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
     next_ = (uintptr_t)m + ((len + 0xfffff) & ~(uintptr_t)0xfffff);
@@ -237,6 +242,17 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
     pinned b;
     const unsigned zero = 0, one = 1, host = CU_MEMORYTYPE_HOST;
     const int dev0 = 0;
+    if (data && is_device_memory(p)) { /* the few answers of device memory the tests read */
+        const unsigned device = CU_MEMORYTYPE_DEVICE;
+        switch (a) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: memcpy(data, &device, 4); return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: memcpy(data, &p, sizeof p); return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: memcpy(data, &dev0, 4); return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: memcpy(data, &zero, 4); return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER: return CUDA_ERROR_INVALID_VALUE; /* cuda.h: none */
+        default: return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
     if (!data || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
     switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: memcpy(data, &b.ctx, sizeof b.ctx); break;
@@ -258,14 +274,26 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
 }
 
 /* an address it does not know: success, the real driver's defaults (H200,
- * driver 580: ordinal -2, the range size left as it was, the rest zero) */
+ * driver 580: ordinal -2, the range size left as it was, the host pointer
+ * the address itself, the rest zero) */
 FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes, void **data,
                                      CUdeviceptr p)
 {
     if (n && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
-    int known = pinned_of((uintptr_t)p, NULL);
+    for (unsigned i = 0; i < n; i++) /* the real driver: NULL fails the list, nothing written */
+        if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
+    int known = pinned_of((uintptr_t)p, NULL), device = is_device_memory(p);
     for (unsigned i = 0; i < n; i++) {
-        if (!data[i]) continue;
+        if (!known && attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+            CUdeviceptr h = device ? 0 : p; /* the real driver: the address itself if unknown */
+            memcpy(data[i], &h, sizeof h);
+            continue;
+        }
+        if (device) {
+            CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
+            if (e != CUDA_SUCCESS) return e;
+            continue;
+        }
         if (known) {
             CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
             if (e != CUDA_SUCCESS) return e;
@@ -274,7 +302,7 @@ FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrib
         switch (attributes[i]) {
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: break;
         case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        case CU_POINTER_ATTRIBUTE_HOST_POINTER: case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
             memset(data[i], 0, 8);
             break;
         case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;

@@ -662,6 +662,7 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = base; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = size; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: return CUDA_ERROR_INVALID_VALUE; /* cuda.h: none */
     default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
@@ -962,15 +963,24 @@ FAKE CUresult cuMemHostUnregister(void *p)
 /* cuda.h: "Unlike cuPointerGetAttribute, this function will not return an
  * error when the ptr encountered is not a valid CUDA pointer. Instead, the
  * attributes are assigned default NULL values and CUDA_SUCCESS is
- * returned." NULL data slots are skipped. */
+ * returned." What the real driver does beyond (H200, driver 580,
+ * tests/gpu/attr_probe.c): a NULL data slot fails the list before anything
+ * is written; HOST_POINTER is the address itself for one it does not know,
+ * NULL for device memory. */
 FAKE CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attributes, void **data,
                                      CUdeviceptr p)
 {
     NEED_INIT();
     if (n && (!attributes || !data)) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; i++)
+        if (!data[i]) return CUDA_ERROR_INVALID_VALUE;
     int known = alloc_of(p, NULL, NULL) == 0;
     for (unsigned i = 0; i < n; i++) {
-        if (!data[i]) continue;
+        if (attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) {
+            CUdeviceptr h = known ? 0 : p;
+            memcpy(data[i], &h, sizeof h);
+            continue;
+        }
         if (known) {
             CUresult e = cuPointerGetAttribute(data[i], attributes[i], p);
             if (e != CUDA_SUCCESS) return e;

@@ -93,7 +93,13 @@ static void show(const char *what, char *base, size_t size, char *p)
     hostptr = (void *)(uintptr_t)77;
     rsize = 77;
     c = (CUcontext)(uintptr_t)77;
+    /* a NULL slot: the real driver fails the list, writing nothing */
     void *data[10] = {&type, &devptr, &hostptr, &ordinal, &managed, &start, &rsize, &c, &on, NULL};
+    e = cuPointerGetAttributes(10, a, data, dp);
+    printf("%s: list with a NULL slot %d, %s\n", what, (int)e,
+           type == 77 && devptr == 77 && ordinal == 77 && on == 77 ? "nothing written" : "WRITTEN");
+    unsigned type2 = 77;
+    data[9] = &type2;
     e = cuPointerGetAttributes(10, a, data, dp);
     printf("%s: list %d: type %u, device pointer %s, host pointer %s, ordinal %d, managed %u, start %s, "
            "size %s, context %s, mapped %u\n",
@@ -102,6 +108,7 @@ static void show(const char *what, char *base, size_t size, char *p)
            hostptr == p ? "itself" : hostptr ? "WRONG" : "0", ordinal, managed,
            rel(start, (CUdeviceptr)(uintptr_t)base), rsize == size ? "the block's" : rsize == 77 ? "untouched" : "WRONG",
            ctx_name(c), on);
+    printf("%s: repeated MEMORY_TYPE %u\n", what, type2);
 }
 
 /* --all (tests/gpu/pinned-attrs.sh): every attribute cuda.h numbers, its
@@ -177,7 +184,21 @@ int main(int argc, char **argv)
     void *hp = (void *)(uintptr_t)77;
     void *ld[3] = {&type, &ordinal, &hp};
     e = cuPointerGetAttributes(3, la, ld, (CUdeviceptr)(uintptr_t)b);
-    printf("freed: list %d: type %u, ordinal %d, host pointer %s\n", (int)e, type, ordinal, hp ? "nonzero" : "0");
+    printf("freed: list %d: type %u, ordinal %d, host pointer %s\n", (int)e, type, ordinal,
+           hp == b ? "itself" : hp ? "other" : "0");
+    /* device memory: the driver knows it, the host cannot reach it */
+    CUdeviceptr dm = 0;
+    printf("cuMemAlloc: %d\n", (int)cuMemAlloc(&dm, 4096));
+    hp = (void *)(uintptr_t)77, type = 77, ordinal = 77;
+    e = cuPointerGetAttributes(3, la, ld, dm);
+    printf("device memory: list %d: type %u, ordinal %d, host pointer %s\n", (int)e, type, ordinal,
+           hp == (void *)(uintptr_t)dm ? "itself" : hp ? "other" : "0");
+    cuMemFree(dm);
+    static char pageable[64];
+    hp = (void *)(uintptr_t)77, type = 77, ordinal = 77;
+    e = cuPointerGetAttributes(3, la, ld, (CUdeviceptr)(uintptr_t)pageable);
+    printf("pageable: list %d: type %u, ordinal %d, host pointer %s\n", (int)e, type, ordinal,
+           hp == pageable ? "itself" : hp ? "other" : "0");
     printf("cuMemFreeHost again: %d\n", (int)cuMemFreeHost(b));
     printf("cuMemFreeHost: %d\n", (int)cuMemFreeHost(a));
     return 0;

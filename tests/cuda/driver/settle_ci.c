@@ -46,17 +46,23 @@ static CUresult first(CUresult a, CUresult b) { return a ? a : b; }
 static void attrs(const char *what, CUdeviceptr p)
 {
     CUpointer_attribute a[6] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
-                                CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                CU_POINTER_ATTRIBUTE_HOST_POINTER, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
     unsigned type = 77;
-    CUdeviceptr dp = 77;
+    CUdeviceptr dp = 77, hp = 77;
     int managed = 77, ordinal = 77;
     size_t size = 77;
-    void *data[6] = {&type, &dp, NULL /* skipped */, &managed, &ordinal, &size};
+    /* a NULL slot: the real driver fails the whole list, writing nothing */
+    void *data[6] = {&type, &dp, NULL, &managed, &ordinal, &size};
     CUresult e = cuPointerGetAttributes(6, a, data, p);
-    printf("%s: cuPointerGetAttributes %d: type %u, device pointer %s, managed %d, ordinal %d, size %s\n", what,
-           (int)e, type, dp == p ? "itself" : dp ? "other" : "0", managed, ordinal,
-           size == 77 ? "untouched" : size ? "nonzero" : "0");
+    printf("%s: cuPointerGetAttributes with a NULL slot %d, %s\n", what, (int)e,
+           type == 77 && dp == 77 && managed == 77 && ordinal == 77 && size == 77 ? "nothing written" : "WRITTEN");
+    data[2] = &hp;
+    e = cuPointerGetAttributes(6, a, data, p);
+    printf("%s: cuPointerGetAttributes %d: type %u, device pointer %s, host pointer %s, managed %d, ordinal %d, "
+           "size %s\n",
+           what, (int)e, type, dp == p ? "itself" : dp ? "other" : "0", hp == p ? "itself" : hp ? "other" : "0",
+           managed, ordinal, size == 77 ? "untouched" : size ? "nonzero" : "0");
     unsigned single = 77;
     printf("%s: cuPointerGetAttribute(MEMORY_TYPE) %d\n", what,
            (int)cuPointerGetAttribute(&single, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
