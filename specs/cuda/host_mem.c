@@ -173,7 +173,13 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     unsigned f = i >= 0 ? ranges_[i].flags : 0;
     pthread_mutex_unlock(&lock_);
     if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    *pFlags = f;
+    /* with unified addressing all pinned and registered memory is mapped:
+     * the driver reports DEVICEMAP whether it was asked or not (H200, driver
+     * 580: tests/gpu/attr_probe.c). PORTABLE it adds by a rule not pinned
+     * down (it came back for a cuMemAllocHost block after a PORTABLE
+     * allocation, and not for a PORTABLE one after a plain one): the flags
+     * asked. */
+    *pFlags = f | CU_MEMHOSTALLOC_DEVICEMAP;
     return CUDA_SUCCESS;
 }
 

@@ -1327,7 +1327,12 @@ APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
     range r;
     if (!pFlags || !ranges_find(&host_ranges_, pHost, &r))
         return local_error(cudaErrorInvalidValue);
-    *pFlags = r.flags; /* only flags the allocation honours are ever accepted */
+    /* only flags the allocation honours are ever accepted; with unified
+     * addressing all pinned and registered memory is mapped, and the real
+     * runtime reports cudaHostAllocMapped unasked (H200, driver 580:
+     * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable it adds by a rule not
+     * pinned down (specs/cuda/host_mem.c): the flags asked */
+    *pFlags = r.flags | cudaHostAllocMapped;
     return cudaSuccess;
 }
 

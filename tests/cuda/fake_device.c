@@ -334,7 +334,7 @@ FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
 {
     unsigned f = 0;
     if (!reg_of(ptr, &f, NULL)) return fail(cudaErrorInvalidValue);
-    *flags = f;
+    *flags = f | cudaHostAllocMapped; /* the real runtime: all pinned memory is mapped */
     return cudaSuccess;
 }
 /* mapped host memory with unified addressing: the device pointer is the

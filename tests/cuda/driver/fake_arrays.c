@@ -219,7 +219,7 @@ FAKE CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
 {
     pinned b;
     if (!flags || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
-    *flags = b.flags;
+    *flags = b.flags | CU_MEMHOSTALLOC_DEVICEMAP; /* the real driver: all pinned memory is mapped */
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuCtxGetDevice(CUdevice *d)
