@@ -12,6 +12,9 @@
 # for the 4 MiB copies, the guest's calls with their wire lines (up= bytes sent: an arena
 # reference is ~100 B, bytes through the ring ~4 MiB) and the server's frames, all on one
 # clock, so where each microsecond went shows. About a minute after the build.
+# TRANSPORTS (default "shm unix"; tcp adds a variant with APIGEN_LANES=0, one
+# connection: what the lanes cost and bring on a first copy), STUBS (default
+# "rt drv").
 #   NOBUILD=1 BUILD=/tmp/bd OUT=/tmp/pin sh tests/gpu/pinned-shm.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,6 +22,8 @@ cd "$root" || exit 1
 B=${BUILD:-/tmp/bd}
 OUT=${OUT:-/tmp/pinned-shm}
 ITERS=${ITERS:-20}
+transports=${TRANSPORTS:-shm unix}
+stubs=${STUBS:-rt drv}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 mkdir -p "$OUT"
 if [ "${NOBUILD:-0}" != 1 ]; then
@@ -39,6 +44,7 @@ trap stop EXIT INT TERM
 # run LABEL STUB(rt|drv) TRANSPORT [ENV=VALUE ...]: a fresh server, the program, its lines
 # (PIN="GUESTCPU SERVERCPU": each side under taskset on that CPU)
 PIN=
+runs=0
 pin() { # SIDE(0 guest, 1 server) COMMAND...: under taskset when PIN says so
     side=$1
     shift
@@ -46,7 +52,7 @@ pin() { # SIDE(0 guest, 1 server) COMMAND...: under taskset when PIN says so
         # shellcheck disable=SC2086
         set -- taskset -c "$(echo $PIN | cut -d' ' -f$((side + 1)))" "$@"
     fi
-    "$@"
+    exec "$@" # always in a subshell (background, pipeline): kill reaches the program
 }
 run() {
     label=$1 stub=$2 tr=$3
@@ -62,6 +68,7 @@ run() {
         return ;;
     shm) url="shm://apigen-pinned-$$-$label" ;;
     unix) rm -f "$OUT/s.sock"; url="unix://$OUT/s.sock" ;;
+    tcp) runs=$((runs + 1)); url="tcp://127.0.0.1:$((20000 + ($$ * 7 + runs) % 20000))" ;;
     esac
     # shellcheck disable=SC2086
     pin 1 env "$@" "$server" --listen "$url" $sargs > "$OUT/$label.server.log" 2>&1 &
@@ -76,20 +83,25 @@ run() {
 {
     run native-runtime rt native
     run native-driver drv native
-    for stub in rt drv; do
-        for tr in shm unix; do run "$stub-$tr" $stub $tr; done
-        run "$stub-shm-spin0" $stub shm APIGEN_SHM_SPIN_US=0
-        run "$stub-shm-spin1000" $stub shm APIGEN_SHM_SPIN_US=1000
-        PIN="2 4"
-        run "$stub-shm-cpus2:4" $stub shm
-        run "$stub-unix-cpus2:4" $stub unix
-        PIN=
+    for stub in $stubs; do
+        for tr in $transports; do
+            run "$stub-$tr" $stub $tr
+            case $tr in
+            shm)
+                run "$stub-shm-spin0" $stub shm APIGEN_SHM_SPIN_US=0 APIGEN_SPIN_MAX_US=0
+                run "$stub-shm-spin1000" $stub shm APIGEN_SHM_SPIN_US=1000 ;;
+            tcp) run "$stub-tcp-lanes0" $stub tcp APIGEN_LANES=0 ;;
+            esac
+            PIN="2 4"
+            run "$stub-$tr-cpus2:4" $stub $tr
+            PIN=
+        done
     done
 } 2>&1 | tee -a "$OUT/table.txt"
 echo "== traced (ITERS=5): the 4 MiB copies, guest and server lines on one clock" | tee -a "$OUT/table.txt"
 ITERS=5
-for stub in rt drv; do
-    for tr in shm unix; do
+for stub in $stubs; do
+    for tr in $transports; do
         rm -f "$OUT/$stub-$tr.trace"
         run "$stub-$tr-traced" $stub $tr APIGEN_TRACE="$OUT/$stub-$tr.trace" APIGEN_TRACE_TIME=1 > /dev/null
         echo "-- $stub $tr: lines from the first 4 MiB copy on (50 lines; all in $OUT/$stub-$tr.trace)"
