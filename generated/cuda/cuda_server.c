@@ -28,7 +28,14 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
+CUresult cuda_host_ctx_destroy(apigen_call_ctx *cx, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuCtxDestroy */
+CUresult cuda_host_ctx_destroy(apigen_call_ctx *cx, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuCtxDestroy_v2 */
+CUresult cuda_host_ctx_detach(apigen_call_ctx *cx, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuCtxDetach */
 CUresult cuda_host_device_attribute(apigen_call_ctx *cx, int *pi, CUdevice_attribute attrib, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDeviceGetAttribute */
+CUresult cuda_host_primary_release(apigen_call_ctx *cx, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDevicePrimaryCtxRelease */
+CUresult cuda_host_primary_release(apigen_call_ctx *cx, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDevicePrimaryCtxRelease_v2 */
+CUresult cuda_host_primary_reset(apigen_call_ctx *cx, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDevicePrimaryCtxReset */
+CUresult cuda_host_primary_reset(apigen_call_ctx *cx, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDevicePrimaryCtxReset_v2 */
 CUresult cuda_host_add_memcpy_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphAddMemcpyNode */
 CUresult cuda_host_exec_memcpy_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphExecMemcpyNodeSetParams */
 CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo); /* hand-written, in the spec's sources: wraps cuGraphExecUpdate_v2 */
@@ -2729,7 +2736,7 @@ static void h_cuCtxDestroy(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
     ctx = (CUcontext)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuCtxDestroy(ctx);
+    ret_ = cuda_host_ctx_destroy(cx, ctx);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_)
@@ -2748,7 +2755,7 @@ static void h_cuCtxDestroy_v2(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
     ctx = (CUcontext)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuCtxDestroy_v2(ctx);
+    ret_ = cuda_host_ctx_destroy(cx, ctx);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_)
@@ -2767,7 +2774,7 @@ static void h_cuCtxDetach(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
     ctx = (CUcontext)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuCtxDetach(ctx);
+    ret_ = cuda_host_ctx_detach(cx, ctx);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_)
@@ -4355,7 +4362,7 @@ static void h_cuDevicePrimaryCtxRelease(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
     dev = (CUdevice)(int32_t)v_dev;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuDevicePrimaryCtxRelease(dev);
+    ret_ = cuda_host_primary_release(cx, dev);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -4368,7 +4375,7 @@ static void h_cuDevicePrimaryCtxRelease_v2(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
     dev = (CUdevice)(int32_t)v_dev;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuDevicePrimaryCtxRelease_v2(dev);
+    ret_ = cuda_host_primary_release(cx, dev);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -4381,7 +4388,7 @@ static void h_cuDevicePrimaryCtxReset(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
     dev = (CUdevice)(int32_t)v_dev;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuDevicePrimaryCtxReset(dev);
+    ret_ = cuda_host_primary_reset(cx, dev);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -4394,7 +4401,7 @@ static void h_cuDevicePrimaryCtxReset_v2(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
     dev = (CUdevice)(int32_t)v_dev;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuDevicePrimaryCtxReset_v2(dev);
+    ret_ = cuda_host_primary_reset(cx, dev);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

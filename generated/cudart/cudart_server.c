@@ -30,6 +30,7 @@ cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
 cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
 cudaError_t cudart_host_device_attribute(apigen_call_ctx *cx, int *value, enum cudaDeviceAttr attr, int device); /* hand-written, in the spec's sources: wraps cudaDeviceGetAttribute */
+cudaError_t cudart_host_device_reset(apigen_call_ctx *cx); /* hand-written, in the spec's sources: wraps cudaDeviceReset */
 cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc); /* hand-written, in the spec's sources: wraps cudaExternalMemoryGetMappedBuffer */
 cudaError_t cudart_host_device_properties(apigen_call_ctx *cx, struct cudaDeviceProp *prop, int device); /* hand-written, in the spec's sources: wraps cudaGetDeviceProperties */
 cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject); /* hand-written, in the spec's sources: wraps cudaGetSurfaceObjectResourceDesc */
@@ -2953,7 +2954,7 @@ static void h_cudaDeviceReset(apigen_call_ctx *cx)
 {
     cudaError_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaDeviceReset();
+    ret_ = cudart_host_device_reset(cx);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

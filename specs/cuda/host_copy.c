@@ -10,7 +10,9 @@
  * host, as natively. A range that is not inside one of the client's
  * allocations, or a thread without a context, takes the plain path, whose
  * real copy says what is wrong. */
+#define _POSIX_C_SOURCE 200809L /* rwlocks */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,49 +28,219 @@ typedef struct stage_set {
     CUevent ev[NSTAGE];
     bool busy[NSTAGE];
     size_t size;
-    CUcontext ctx; /* events belong to the context that was current */
+    CUcontext ctx;  /* events belong to the context that was current */
+    CUdevice dev;
+    bool primary;   /* ctx is dev's primary context */
+    atomic_bool dead; /* ctx ended: the driver freed the blocks and events */
+    struct stage_set *next; /* every live set: sets_ */
 } stage_set;
+
+/* Making a set costs ~0.7 ms plus ~0.3 ms per MiB pinned (12 MiB: ~6 ms on
+ * the H200), which the first streamed copy of a server thread paid whatever
+ * its size (issue 16: a first 4 MiB copy over tcp 6.9 ms, later ones 0.4).
+ * A copy that finds no set starts a helper thread that makes one in the
+ * copy's context and, when it is small enough (PLAIN_MAX), goes the plain
+ * way meanwhile, as the driver copies pageable memory; a larger one waits. */
+#define PLAIN_MAX ((size_t)16 << 20)
+
+typedef struct stage_slot {
+    stage_set *set;   /* in use */
+    pthread_t helper; /* making `fresh` when helping */
+    bool helping;     /* started, not yet joined */
+    atomic_bool made; /* the helper is done */
+    stage_set *fresh; /* what it made (NULL: it could not) */
+    size_t want;
+    CUcontext want_ctx;
+    unsigned want_gen;
+} stage_slot;
+
+/* A context that ends (cuCtxDestroy, a primary context reset or released
+ * for the last time) takes its sets' blocks and events with it: the host
+ * wraps below mark those sets dead under the write lock, which a helper
+ * holds for reading while it uses a context, and bump ends_, so that a
+ * helper never makes a set in a context that ended since it was asked. */
+static pthread_rwlock_t ends_lock_ = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_mutex_t sets_mu_ = PTHREAD_MUTEX_INITIALIZER;
+static stage_set *sets_;
+static atomic_uint ends_;
 
 static pthread_key_t key_;
 static pthread_once_t once_ = PTHREAD_ONCE_INIT;
 
 static void release(stage_set *s)
 {
-    for (int i = 0; i < NSTAGE; i++) {
-        if (s->busy[i]) (void)cuEventSynchronize(s->ev[i]);
-        if (s->ev[i]) (void)cuEventDestroy_v2(s->ev[i]);
-        if (s->blk[i]) (void)cuMemFreeHost(s->blk[i]);
+    if (!s) return;
+    pthread_mutex_lock(&sets_mu_);
+    for (stage_set **p = &sets_; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&sets_mu_);
+    if (!atomic_load(&s->dead))
+        for (int i = 0; i < NSTAGE; i++) {
+            if (s->busy[i]) (void)cuEventSynchronize(s->ev[i]);
+            if (s->ev[i]) (void)cuEventDestroy_v2(s->ev[i]);
+            if (s->blk[i]) (void)cuMemFreeHost(s->blk[i]);
+        }
+    free(s);
+}
+
+/* A set of chunk-byte blocks in the current context ctx. */
+static stage_set *make(size_t chunk, CUcontext ctx)
+{
+    stage_set *s = calloc(1, sizeof *s);
+    CUcontext primary = NULL;
+    unsigned flags = 0;
+    int active = 0;
+    if (!s) return NULL;
+    s->size = chunk, s->ctx = ctx;
+    if (cuCtxGetDevice(&s->dev) == CUDA_SUCCESS &&
+        cuDevicePrimaryCtxGetState(s->dev, &flags, &active) == CUDA_SUCCESS && active &&
+        cuDevicePrimaryCtxRetain(&primary, s->dev) == CUDA_SUCCESS) {
+        s->primary = primary == ctx;
+        (void)cuDevicePrimaryCtxRelease_v2(s->dev);
     }
-    memset(s, 0, sizeof *s);
-}
-
-static void free_set(void *p)
-{
-    if (p) release(p);
-    free(p);
-}
-
-static void init_key(void) { (void)pthread_key_create(&key_, free_set); }
-
-static stage_set *stages(size_t chunk)
-{
-    CUcontext ctx = NULL;
-    pthread_once(&once_, init_key);
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
-    stage_set *s = pthread_getspecific(key_);
-    if (s && s->size >= chunk && s->ctx == ctx) return s;
-    if (s) release(s);
-    else if (!(s = calloc(1, sizeof *s))) return NULL;
-    (void)pthread_setspecific(key_, s);
+    pthread_mutex_lock(&sets_mu_);
+    s->next = sets_, sets_ = s;
+    pthread_mutex_unlock(&sets_mu_);
     for (int i = 0; i < NSTAGE; i++)
         if (cuMemHostAlloc(&s->blk[i], chunk, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
             cuEventCreate(&s->ev[i], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
             release(s);
             return NULL;
         }
-    s->size = chunk;
-    s->ctx = ctx;
     return s;
+}
+
+static void *helper(void *arg)
+{
+    stage_slot *sl = arg;
+    pthread_rwlock_rdlock(&ends_lock_);
+    if (atomic_load(&ends_) == sl->want_gen && cuCtxSetCurrent(sl->want_ctx) == CUDA_SUCCESS) {
+        sl->fresh = make(sl->want, sl->want_ctx);
+        (void)cuCtxSetCurrent(NULL);
+    }
+    pthread_rwlock_unlock(&ends_lock_);
+    atomic_store(&sl->made, true);
+    return NULL;
+}
+
+static void adopt(stage_slot *sl)
+{
+    (void)pthread_join(sl->helper, NULL);
+    sl->helping = false;
+    if (!sl->fresh) return;
+    release(sl->set);
+    sl->set = sl->fresh;
+    sl->fresh = NULL;
+}
+
+static void free_slot(void *p)
+{
+    stage_slot *sl = p;
+    if (!sl) return;
+    if (sl->helping) adopt(sl);
+    release(sl->set);
+    free(sl);
+}
+
+static void init_key(void) { (void)pthread_key_create(&key_, free_slot); }
+
+/* The thread's staging blocks of at least chunk bytes in the current
+ * context for a copy of n bytes; NULL: none now (the plain way). */
+static stage_set *stages(size_t chunk, size_t n)
+{
+    CUcontext ctx = NULL;
+    pthread_once(&once_, init_key);
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
+    stage_slot *sl = pthread_getspecific(key_);
+    if (!sl) {
+        if (!(sl = calloc(1, sizeof *sl)) || pthread_setspecific(key_, sl) != 0) {
+            free(sl);
+            return NULL;
+        }
+    }
+    if (sl->helping) {
+        if (!atomic_load(&sl->made) && n <= PLAIN_MAX) return NULL; /* plain meanwhile */
+        adopt(sl);
+    }
+    stage_set *s = sl->set;
+    if (s && s->size >= chunk && s->ctx == ctx && !atomic_load(&s->dead)) return s;
+    release(s);
+    sl->set = NULL;
+    if (n <= PLAIN_MAX) {
+        sl->want = chunk, sl->want_ctx = ctx, sl->want_gen = atomic_load(&ends_);
+        sl->fresh = NULL;
+        atomic_store(&sl->made, false);
+        if (pthread_create(&sl->helper, NULL, helper, sl) == 0) {
+            sl->helping = true;
+            return NULL;
+        }
+    }
+    pthread_rwlock_rdlock(&ends_lock_);
+    sl->set = make(chunk, ctx);
+    pthread_rwlock_unlock(&ends_lock_);
+    return sl->set;
+}
+
+/* Marks the sets of a context that ended (ctx, or dev's primary one). */
+static void ended(CUcontext ctx, int dev)
+{
+    atomic_fetch_add(&ends_, 1);
+    pthread_mutex_lock(&sets_mu_);
+    for (stage_set *s = sets_; s; s = s->next)
+        if (ctx ? s->ctx == ctx : (s->primary && (int)s->dev == dev)) atomic_store(&s->dead, true);
+    pthread_mutex_unlock(&sets_mu_);
+}
+
+static CUresult end_ctx(CUresult (*fn)(CUcontext), CUcontext ctx)
+{
+    pthread_rwlock_wrlock(&ends_lock_);
+    CUresult e = fn(ctx);
+    if (e == CUDA_SUCCESS) ended(ctx, -1);
+    pthread_rwlock_unlock(&ends_lock_);
+    return e;
+}
+
+static CUresult end_primary(CUresult (*fn)(CUdevice), CUdevice dev, bool release_only)
+{
+    unsigned flags = 0;
+    int active = 1;
+    pthread_rwlock_wrlock(&ends_lock_);
+    CUresult e = fn(dev);
+    if (e == CUDA_SUCCESS && release_only) /* the last release ends it */
+        (void)cuDevicePrimaryCtxGetState(dev, &flags, &active);
+    if (e == CUDA_SUCCESS && (!release_only || !active)) ended(NULL, (int)dev);
+    pthread_rwlock_unlock(&ends_lock_);
+    return e;
+}
+
+CUresult cuda_host_ctx_destroy(apigen_call_ctx *cx, CUcontext ctx)
+{
+    (void)cx;
+    return end_ctx(cuCtxDestroy_v2, ctx);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* cuCtxDetach: the client's call */
+CUresult cuda_host_ctx_detach(apigen_call_ctx *cx, CUcontext ctx)
+{
+    (void)cx;
+    return end_ctx(cuCtxDetach, ctx);
+}
+#pragma GCC diagnostic pop
+
+CUresult cuda_host_primary_reset(apigen_call_ctx *cx, CUdevice dev)
+{
+    (void)cx;
+    return end_primary(cuDevicePrimaryCtxReset_v2, dev, false);
+}
+
+CUresult cuda_host_primary_release(apigen_call_ctx *cx, CUdevice dev)
+{
+    (void)cx;
+    return end_primary(cuDevicePrimaryCtxRelease_v2, dev, true);
 }
 
 static CUresult wait_blk(stage_set *s, int i)
@@ -108,7 +280,7 @@ static CUresult h2d(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr dst, siz
                     CUstream stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = apigen_dev_owned(cx->session, dst, n, true) ? stages(chunk) : NULL;
+    stage_set *s = apigen_dev_owned(cx->session, dst, n, true) ? stages(chunk, n) : NULL;
     if (!s) return plain(st, dst, n, 1, stream);
     CUresult e = CUDA_SUCCESS;
     size_t off = 0;
@@ -134,7 +306,7 @@ static CUresult d2h(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr src, siz
                     CUstream stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = apigen_dev_owned(cx->session, src, n, true) ? stages(chunk) : NULL;
+    stage_set *s = apigen_dev_owned(cx->session, src, n, true) ? stages(chunk, n) : NULL;
     if (!s) return plain(st, src, n, 0, stream);
     CUresult e = CUDA_SUCCESS;
     size_t issued = 0, sent = 0;
