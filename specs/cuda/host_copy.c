@@ -10,7 +10,6 @@
  * host, as natively. A range that is not inside one of the client's
  * allocations, or a thread without a context, takes the plain path, whose
  * real copy says what is wrong. */
-#define _POSIX_C_SOURCE 200809L /* rwlocks */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -28,48 +27,30 @@ typedef struct stage_set {
     CUevent ev[NSTAGE];
     bool busy[NSTAGE];
     size_t size;
-    CUcontext ctx;  /* events belong to the context that was current */
+    CUcontext ctx; /* events belong to the context that was current */
     CUdevice dev;
-    bool primary;   /* ctx is dev's primary context */
-    atomic_bool dead; /* ctx ended: the driver freed the blocks and events */
+    bool primary;           /* ctx is dev's primary context */
+    atomic_bool dead;       /* ctx ended: the driver freed the blocks and events */
     struct stage_set *next; /* every live set: sets_ */
 } stage_set;
 
-/* Making a set costs ~0.7 ms plus ~0.3 ms per MiB pinned (12 MiB: ~6 ms on
- * the H200), which the first streamed copy of a server thread paid whatever
- * its size (issue 16: a first 4 MiB copy over tcp 6.9 ms, later ones 0.4).
- * A copy that finds no set starts a helper thread that makes one in the
- * copy's context and, when it is small enough (PLAIN_MAX), goes the plain
- * way meanwhile, as the driver copies pageable memory; a larger one waits. */
-#define PLAIN_MAX ((size_t)16 << 20)
-
-typedef struct stage_slot {
-    stage_set *set;   /* in use */
-    pthread_t helper; /* making `fresh` when helping */
-    bool helping;     /* started, not yet joined */
-    atomic_bool made; /* the helper is done */
-    stage_set *fresh; /* what it made (NULL: it could not) */
-    size_t want;
-    CUcontext want_ctx;
-    unsigned want_gen;
-} stage_slot;
-
-/* A context that ends (cuCtxDestroy, a primary context reset or released
+/* A block is made when a copy first needs it: each costs ~0.7 ms plus
+ * ~0.3 ms per MiB pinned (H200), and a first copy of one chunk paid for all
+ * NSTAGE (issue 16: a first 4 MiB copy over tcp 3.1 ms, later ones 0.7).
+ * A context that ends (cuCtxDestroy, a primary context reset or released
  * for the last time) takes its sets' blocks and events with it: the host
- * wraps below mark those sets dead under the write lock, which a helper
- * holds for reading while it uses a context, and bump ends_, so that a
- * helper never makes a set in a context that ended since it was asked. */
-static pthread_rwlock_t ends_lock_ = PTHREAD_RWLOCK_INITIALIZER;
+ * wraps below mark those sets dead (a GPU run of 2026-11-27 had the next
+ * copy receive into a freed block: "Bad address", session lost). */
 static pthread_mutex_t sets_mu_ = PTHREAD_MUTEX_INITIALIZER;
 static stage_set *sets_;
-static atomic_uint ends_;
 
 static pthread_key_t key_;
 static pthread_once_t once_ = PTHREAD_ONCE_INIT;
 
 static void release(stage_set *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     pthread_mutex_lock(&sets_mu_);
     for (stage_set **p = &sets_; *p; p = &(*p)->next)
         if (*p == s) {
@@ -79,127 +60,97 @@ static void release(stage_set *s)
     pthread_mutex_unlock(&sets_mu_);
     if (!atomic_load(&s->dead))
         for (int i = 0; i < NSTAGE; i++) {
-            if (s->busy[i]) (void)cuEventSynchronize(s->ev[i]);
-            if (s->ev[i]) (void)cuEventDestroy_v2(s->ev[i]);
-            if (s->blk[i]) (void)cuMemFreeHost(s->blk[i]);
+            if (s->busy[i])
+                (void)cuEventSynchronize(s->ev[i]);
+            if (s->ev[i])
+                (void)cuEventDestroy_v2(s->ev[i]);
+            if (s->blk[i])
+                (void)cuMemFreeHost(s->blk[i]);
         }
     free(s);
 }
 
-/* A set of chunk-byte blocks in the current context ctx. */
-static stage_set *make(size_t chunk, CUcontext ctx)
+static void free_set(void *p)
 {
-    stage_set *s = calloc(1, sizeof *s);
-    CUcontext primary = NULL;
-    unsigned flags = 0;
-    int active = 0;
-    if (!s) return NULL;
-    s->size = chunk, s->ctx = ctx;
-    if (cuCtxGetDevice(&s->dev) == CUDA_SUCCESS &&
-        cuDevicePrimaryCtxGetState(s->dev, &flags, &active) == CUDA_SUCCESS && active &&
-        cuDevicePrimaryCtxRetain(&primary, s->dev) == CUDA_SUCCESS) {
-        s->primary = primary == ctx;
-        (void)cuDevicePrimaryCtxRelease_v2(s->dev);
-    }
-    pthread_mutex_lock(&sets_mu_);
-    s->next = sets_, sets_ = s;
-    pthread_mutex_unlock(&sets_mu_);
-    for (int i = 0; i < NSTAGE; i++)
-        if (cuMemHostAlloc(&s->blk[i], chunk, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
-            cuEventCreate(&s->ev[i], CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-            release(s);
-            return NULL;
-        }
-    return s;
+    release(p);
 }
 
-static void *helper(void *arg)
+static void init_key(void)
 {
-    stage_slot *sl = arg;
-    pthread_rwlock_rdlock(&ends_lock_);
-    if (atomic_load(&ends_) == sl->want_gen && cuCtxSetCurrent(sl->want_ctx) == CUDA_SUCCESS) {
-        sl->fresh = make(sl->want, sl->want_ctx);
-        (void)cuCtxSetCurrent(NULL);
-    }
-    pthread_rwlock_unlock(&ends_lock_);
-    atomic_store(&sl->made, true);
-    return NULL;
+    (void)pthread_key_create(&key_, free_set);
 }
 
-static void adopt(stage_slot *sl)
+/* Block i of s, made now if it is not yet; false: it cannot be. */
+static bool block(stage_set *s, int i)
 {
-    (void)pthread_join(sl->helper, NULL);
-    sl->helping = false;
-    if (!sl->fresh) return;
-    release(sl->set);
-    sl->set = sl->fresh;
-    sl->fresh = NULL;
+    if (s->blk[i])
+        return true;
+    if (cuMemHostAlloc(&s->blk[i], s->size, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
+        cuEventCreate(&s->ev[i], CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS)
+        return true;
+    if (s->blk[i])
+        (void)cuMemFreeHost(s->blk[i]);
+    s->blk[i] = NULL;
+    return false;
 }
 
-static void free_slot(void *p)
+/* How many blocks a copy of n bytes in pieces of chunk takes turns on:
+ * one per piece up to NSTAGE, made now if need be (fewer when one cannot). */
+static int blocks(stage_set *s, size_t n, size_t chunk)
 {
-    stage_slot *sl = p;
-    if (!sl) return;
-    if (sl->helping) adopt(sl);
-    release(sl->set);
-    free(sl);
+    int k = 1;
+    while (k < NSTAGE && (size_t)k * chunk < n && block(s, k))
+        k++;
+    return k;
 }
 
-static void init_key(void) { (void)pthread_key_create(&key_, free_slot); }
-
-/* The thread's staging blocks of at least chunk bytes in the current
- * context for a copy of n bytes; NULL: none now (the plain way). */
-static stage_set *stages(size_t chunk, size_t n)
+/* The thread's staging set of chunk-byte blocks in the current context,
+ * its block 0 made; NULL: none (the plain way). */
+static stage_set *stages(size_t chunk)
 {
     CUcontext ctx = NULL;
     pthread_once(&once_, init_key);
-    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
-    stage_slot *sl = pthread_getspecific(key_);
-    if (!sl) {
-        if (!(sl = calloc(1, sizeof *sl)) || pthread_setspecific(key_, sl) != 0) {
-            free(sl);
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)
+        return NULL;
+    stage_set *s = pthread_getspecific(key_);
+    if (!(s && s->size >= chunk && s->ctx == ctx && !atomic_load(&s->dead))) {
+        CUcontext primary = NULL;
+        unsigned flags = 0;
+        int active = 0;
+        release(s);
+        (void)pthread_setspecific(key_, NULL);
+        if (!(s = calloc(1, sizeof *s)))
             return NULL;
+        s->size = chunk, s->ctx = ctx;
+        if (cuCtxGetDevice(&s->dev) == CUDA_SUCCESS &&
+            cuDevicePrimaryCtxGetState(s->dev, &flags, &active) == CUDA_SUCCESS && active &&
+            cuDevicePrimaryCtxRetain(&primary, s->dev) == CUDA_SUCCESS) {
+            s->primary = primary == ctx;
+            (void)cuDevicePrimaryCtxRelease_v2(s->dev);
         }
+        pthread_mutex_lock(&sets_mu_);
+        s->next = sets_, sets_ = s;
+        pthread_mutex_unlock(&sets_mu_);
+        (void)pthread_setspecific(key_, s);
     }
-    if (sl->helping) {
-        if (!atomic_load(&sl->made) && n <= PLAIN_MAX) return NULL; /* plain meanwhile */
-        adopt(sl);
-    }
-    stage_set *s = sl->set;
-    if (s && s->size >= chunk && s->ctx == ctx && !atomic_load(&s->dead)) return s;
-    release(s);
-    sl->set = NULL;
-    if (n <= PLAIN_MAX) {
-        sl->want = chunk, sl->want_ctx = ctx, sl->want_gen = atomic_load(&ends_);
-        sl->fresh = NULL;
-        atomic_store(&sl->made, false);
-        if (pthread_create(&sl->helper, NULL, helper, sl) == 0) {
-            sl->helping = true;
-            return NULL;
-        }
-    }
-    pthread_rwlock_rdlock(&ends_lock_);
-    sl->set = make(chunk, ctx);
-    pthread_rwlock_unlock(&ends_lock_);
-    return sl->set;
+    return block(s, 0) ? s : NULL;
 }
 
 /* Marks the sets of a context that ended (ctx, or dev's primary one). */
 static void ended(CUcontext ctx, int dev)
 {
-    atomic_fetch_add(&ends_, 1);
     pthread_mutex_lock(&sets_mu_);
     for (stage_set *s = sets_; s; s = s->next)
-        if (ctx ? s->ctx == ctx : (s->primary && (int)s->dev == dev)) atomic_store(&s->dead, true);
+        if (ctx ? s->ctx == ctx : (s->primary && (int)s->dev == dev))
+            atomic_store(&s->dead, true);
     pthread_mutex_unlock(&sets_mu_);
 }
 
 static CUresult end_ctx(CUresult (*fn)(CUcontext), CUcontext ctx)
 {
-    pthread_rwlock_wrlock(&ends_lock_);
     CUresult e = fn(ctx);
-    if (e == CUDA_SUCCESS) ended(ctx, -1);
-    pthread_rwlock_unlock(&ends_lock_);
+    if (e == CUDA_SUCCESS)
+        ended(ctx, -1);
     return e;
 }
 
@@ -207,12 +158,11 @@ static CUresult end_primary(CUresult (*fn)(CUdevice), CUdevice dev, bool release
 {
     unsigned flags = 0;
     int active = 1;
-    pthread_rwlock_wrlock(&ends_lock_);
     CUresult e = fn(dev);
     if (e == CUDA_SUCCESS && release_only) /* the last release ends it */
         (void)cuDevicePrimaryCtxGetState(dev, &flags, &active);
-    if (e == CUDA_SUCCESS && (!release_only || !active)) ended(NULL, (int)dev);
-    pthread_rwlock_unlock(&ends_lock_);
+    if (e == CUDA_SUCCESS && (!release_only || !active))
+        ended(NULL, (int)dev);
     return e;
 }
 
@@ -245,15 +195,18 @@ CUresult cuda_host_primary_release(apigen_call_ctx *cx, CUdevice dev)
 
 static CUresult wait_blk(stage_set *s, int i)
 {
-    if (!s->busy[i]) return CUDA_SUCCESS;
+    if (!s->busy[i])
+        return CUDA_SUCCESS;
     s->busy[i] = false;
     return cuEventSynchronize(s->ev[i]);
 }
 
 static CUresult record(stage_set *s, int i, CUresult e, CUstream stream)
 {
-    if (e == CUDA_SUCCESS) e = cuEventRecord(s->ev[i], stream);
-    if (e == CUDA_SUCCESS) s->busy[i] = true;
+    if (e == CUDA_SUCCESS)
+        e = cuEventRecord(s->ev[i], stream);
+    if (e == CUDA_SUCCESS)
+        s->busy[i] = true;
     return e;
 }
 
@@ -262,15 +215,19 @@ static CUresult plain(apigen_stream *st, CUdeviceptr dev, size_t n, int to_devic
 {
     void *buf = malloc(n ? n : 1);
     CUresult e;
-    if (!buf) return CUDA_ERROR_OUT_OF_MEMORY; /* the runtime drops the unread bytes */
+    if (!buf)
+        return CUDA_ERROR_OUT_OF_MEMORY; /* the runtime drops the unread bytes */
     if (to_device) {
         e = apigen_stream_read(st, buf, n) == n ? cuMemcpyHtoDAsync_v2(dev, buf, n, stream)
                                                 : CUDA_ERROR_UNKNOWN;
-        if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
+        if (e == CUDA_SUCCESS)
+            e = cuStreamSynchronize(stream);
     } else {
         e = cuMemcpyDtoHAsync_v2(buf, dev, n, stream);
-        if (e == CUDA_SUCCESS) e = cuStreamSynchronize(stream);
-        if (e == CUDA_SUCCESS && !apigen_stream_write(st, buf, n)) e = CUDA_ERROR_UNKNOWN;
+        if (e == CUDA_SUCCESS)
+            e = cuStreamSynchronize(stream);
+        if (e == CUDA_SUCCESS && !apigen_stream_write(st, buf, n))
+            e = CUDA_ERROR_UNKNOWN;
     }
     free(buf);
     return e;
@@ -280,25 +237,29 @@ static CUresult h2d(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr dst, siz
                     CUstream stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = apigen_dev_owned(cx->session, dst, n, true) ? stages(chunk, n) : NULL;
-    if (!s) return plain(st, dst, n, 1, stream);
+    stage_set *s = apigen_dev_owned(cx->session, dst, n, true) ? stages(chunk) : NULL;
+    if (!s)
+        return plain(st, dst, n, 1, stream);
     CUresult e = CUDA_SUCCESS;
     size_t off = 0;
-    int i = 0, last = -1;
+    int i = 0, last = -1, k = blocks(s, n, chunk);
     while (off < n) {
-        if ((e = wait_blk(s, i)) != CUDA_SUCCESS) break;
+        if ((e = wait_blk(s, i)) != CUDA_SUCCESS)
+            break;
         size_t got = apigen_stream_read(st, s->blk[i], chunk);
         if (!got) {
             e = CUDA_ERROR_UNKNOWN; /* the guest went away: the connection closes */
             break;
         }
         e = record(s, i, cuMemcpyHtoDAsync_v2(dst + off, s->blk[i], got, stream), stream);
-        if (e != CUDA_SUCCESS) break;
+        if (e != CUDA_SUCCESS)
+            break;
         last = i;
         off += got;
-        i = (i + 1) % NSTAGE;
+        i = (i + 1) % k;
     }
-    if (e == CUDA_SUCCESS && last >= 0) e = wait_blk(s, last); /* follows every earlier chunk */
+    if (e == CUDA_SUCCESS && last >= 0)
+        e = wait_blk(s, last); /* follows every earlier chunk */
     return e;
 }
 
@@ -306,21 +267,24 @@ static CUresult d2h(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr src, siz
                     CUstream stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = apigen_dev_owned(cx->session, src, n, true) ? stages(chunk, n) : NULL;
-    if (!s) return plain(st, src, n, 0, stream);
+    stage_set *s = apigen_dev_owned(cx->session, src, n, true) ? stages(chunk) : NULL;
+    if (!s)
+        return plain(st, src, n, 0, stream);
     CUresult e = CUDA_SUCCESS;
     size_t issued = 0, sent = 0;
-    int i;
+    int i, k = blocks(s, n, chunk);
     for (i = 0; i < NSTAGE; i++)
-        if ((e = wait_blk(s, i)) != CUDA_SUCCESS) return e;
-    for (i = 0; i < NSTAGE && issued < n && e == CUDA_SUCCESS; i++) {
+        if ((e = wait_blk(s, i)) != CUDA_SUCCESS)
+            return e;
+    for (i = 0; i < k && issued < n && e == CUDA_SUCCESS; i++) {
         size_t k = n - issued < chunk ? n - issued : chunk;
         e = record(s, i, cuMemcpyDtoHAsync_v2(s->blk[i], src + issued, k, stream), stream);
         issued += e == CUDA_SUCCESS ? k : 0;
     }
-    for (i = 0; e == CUDA_SUCCESS && sent < n; i = (i + 1) % NSTAGE) {
+    for (i = 0; e == CUDA_SUCCESS && sent < n; i = (i + 1) % k) {
         size_t k = n - sent < chunk ? n - sent : chunk;
-        if ((e = wait_blk(s, i)) != CUDA_SUCCESS) break;
+        if ((e = wait_blk(s, i)) != CUDA_SUCCESS)
+            break;
         if (!apigen_stream_write(st, s->blk[i], k)) {
             e = CUDA_ERROR_UNKNOWN;
             break;

@@ -16,7 +16,6 @@
  * is done; cudaMemcpyAsync from or to pageable memory is synchronous for
  * the host, as natively. The first chunk's error is the real one; a copy
  * that fails part way returns its error (the runtime keeps the framing). */
-#define _POSIX_C_SOURCE 200809L /* rwlocks */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -33,9 +32,14 @@
 bool cudart_host_capturing(cudaStream_t stream, bool ptsz);
 
 /* Per server thread: pinned blocks and their events, kept for the next
- * copy (events belong to the device that was current when they were made). */
+ * copy (events belong to the device that was current when they were made).
+ * A block is made when a copy first needs it: each costs ~0.7 ms plus
+ * ~0.3 ms per MiB pinned (H200), and a first copy of one chunk paid for all
+ * NSTAGE (issue 16: a first 4 MiB copy over tcp 6.9 ms, later ones 0.4).
+ * Making them on a helper thread while the first copies went the plain way
+ * was no faster: the pageable copy waited for the pinning (9.4 ms). */
 typedef struct stage_set {
-    void *blk[NSTAGE];
+    void *blk[NSTAGE]; /* NULL until a copy needs it */
     cudaEvent_t ev[NSTAGE];
     bool busy[NSTAGE]; /* a copy into or out of blk[i] may still run: wait on ev[i] */
     size_t size;       /* bytes per block */
@@ -43,30 +47,11 @@ typedef struct stage_set {
     unsigned gen; /* the device's reset generation when they were made */
 } stage_set;
 
-/* Making a set costs ~0.7 ms plus ~0.3 ms per MiB pinned (12 MiB: ~6 ms on
- * the H200), which the first streamed copy of a server thread paid whatever
- * its size (issue 16: a first 4 MiB copy over tcp 6.9 ms, later ones 0.4).
- * Now a copy that finds no set starts a helper thread that makes one and,
- * when it is small enough (PLAIN_MAX), goes the plain way meanwhile, as the
- * real runtime copies pageable memory; a larger one waits for the helper. */
-#define PLAIN_MAX ((size_t)16 << 20)
-
-typedef struct stage_slot {
-    stage_set *set;       /* in use */
-    pthread_t helper;     /* making `fresh` when helping */
-    bool helping;         /* started, not yet joined */
-    atomic_bool made;     /* the helper is done */
-    stage_set *fresh;     /* what it made (NULL: it could not) */
-    size_t want;
-    int want_device;
-    unsigned want_gen;
-} stage_slot;
-
 /* cudaDeviceReset frees the device's pinned blocks and events: a set made
- * before it is never used nor freed again; resets wait for helpers. */
+ * before it is never used nor freed again (a GPU run of 2026-11-27 had the
+ * next copy receive into the freed block: "Bad address", session lost). */
 #define MAX_DEVICES 64
 static atomic_uint reset_gen_[MAX_DEVICES];
-static pthread_rwlock_t reset_lock_ = PTHREAD_RWLOCK_INITIALIZER;
 
 static unsigned gen_of(int device)
 {
@@ -78,115 +63,87 @@ static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
 
 static void stage_release(stage_set *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     if (s->gen == gen_of(s->device)) /* else the reset freed them */
         for (int i = 0; i < NSTAGE; i++) {
-            if (s->busy[i]) (void)cudaEventSynchronize(s->ev[i]);
-            if (s->ev[i]) (void)cudaEventDestroy(s->ev[i]);
-            if (s->blk[i]) (void)cudaFreeHost(s->blk[i]);
+            if (s->busy[i])
+                (void)cudaEventSynchronize(s->ev[i]);
+            if (s->ev[i])
+                (void)cudaEventDestroy(s->ev[i]);
+            if (s->blk[i])
+                (void)cudaFreeHost(s->blk[i]);
         }
     free(s);
 }
 
-/* The blocks and events of a set for device on this thread (a helper's, or
- * the copying thread's, which cleans up the runtime's last error itself). */
-static stage_set *stage_make(size_t chunk, int device, unsigned gen)
-{
-    stage_set *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->size = chunk, s->device = device, s->gen = gen;
-    for (int i = 0; i < NSTAGE; i++)
-        if (cudaHostAlloc(&s->blk[i], chunk, cudaHostAllocPortable) != cudaSuccess ||
-            cudaEventCreateWithFlags(&s->ev[i], cudaEventDisableTiming) != cudaSuccess) {
-            stage_release(s);
-            return NULL;
-        }
-    return s;
-}
-
-static void *stage_helper(void *arg)
-{
-    stage_slot *sl = arg;
-    pthread_rwlock_rdlock(&reset_lock_);
-    if (gen_of(sl->want_device) == sl->want_gen && cudaSetDevice(sl->want_device) == cudaSuccess)
-        sl->fresh = stage_make(sl->want, sl->want_device, sl->want_gen);
-    pthread_rwlock_unlock(&reset_lock_);
-    atomic_store(&sl->made, true);
-    return NULL;
-}
-
-/* Takes the helper's set into use (joining it) if it fits. */
-static void stage_adopt(stage_slot *sl)
-{
-    (void)pthread_join(sl->helper, NULL);
-    sl->helping = false;
-    if (!sl->fresh) return;
-    stage_release(sl->set);
-    sl->set = sl->fresh;
-    sl->fresh = NULL;
-}
-
 static void stage_free(void *p)
 {
-    stage_slot *sl = p;
-    if (!sl) return;
-    if (sl->helping) stage_adopt(sl);
-    stage_release(sl->set);
-    free(sl);
+    stage_release(p);
 }
 
-static void stage_init(void) { (void)pthread_key_create(&stage_key, stage_free); }
+static void stage_init(void)
+{
+    (void)pthread_key_create(&stage_key, stage_free);
+}
 
-/* The thread's staging blocks of at least chunk bytes on the current
- * device for a copy of count bytes; NULL: none now (the caller copies
- * through the runtime). */
-static stage_set *stages(size_t chunk, size_t count)
+/* Block i of s, made now if it is not yet; false: it cannot be (the
+ * runtime's last error is left as it was). */
+static bool stage_block(stage_set *s, int i)
+{
+    if (s->blk[i])
+        return true;
+    cudaError_t before = cudaPeekAtLastError();
+    if (cudaHostAlloc(&s->blk[i], s->size, cudaHostAllocPortable) == cudaSuccess &&
+        cudaEventCreateWithFlags(&s->ev[i], cudaEventDisableTiming) == cudaSuccess)
+        return true;
+    if (s->blk[i])
+        (void)cudaFreeHost(s->blk[i]);
+    s->blk[i] = NULL;
+    if (before == cudaSuccess)
+        (void)cudaGetLastError(); /* not the application's error */
+    return false;
+}
+
+/* The thread's staging set of chunk-byte blocks on the current device, its
+ * block 0 made; NULL: none can be had (the caller copies through the
+ * runtime). */
+static stage_set *stages(size_t chunk)
 {
     int dev = 0;
     pthread_once(&stage_once, stage_init);
-    stage_slot *sl = pthread_getspecific(stage_key);
-    if (!sl) {
-        if (!(sl = calloc(1, sizeof *sl)) || pthread_setspecific(stage_key, sl) != 0) {
-            free(sl);
+    stage_set *s = pthread_getspecific(stage_key);
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        return NULL;
+    if (!(s && s->size >= chunk && s->device == dev && s->gen == gen_of(dev))) {
+        stage_release(s);
+        (void)pthread_setspecific(stage_key, NULL);
+        if (!(s = calloc(1, sizeof *s)))
             return NULL;
-        }
+        s->size = chunk, s->device = dev, s->gen = gen_of(dev);
+        (void)pthread_setspecific(stage_key, s);
     }
-    if (cudaGetDevice(&dev) != cudaSuccess) return NULL;
-    if (sl->helping) {
-        if (!atomic_load(&sl->made) && count <= PLAIN_MAX) return NULL; /* plain meanwhile */
-        stage_adopt(sl);
-    }
-    stage_set *s = sl->set;
-    if (s && s->size >= chunk && s->device == dev && s->gen == gen_of(dev)) return s;
-    stage_release(s);
-    sl->set = NULL;
-    unsigned gen = gen_of(dev);
-    if (count <= PLAIN_MAX) {
-        sl->want = chunk, sl->want_device = dev, sl->want_gen = gen;
-        sl->fresh = NULL;
-        atomic_store(&sl->made, false);
-        if (pthread_create(&sl->helper, NULL, stage_helper, sl) == 0) {
-            sl->helping = true;
-            return NULL;
-        }
-    }
-    /* a large copy (or no helper): made here, as before */
-    cudaError_t before = cudaPeekAtLastError();
-    pthread_rwlock_rdlock(&reset_lock_);
-    sl->set = stage_make(chunk, dev, gen);
-    pthread_rwlock_unlock(&reset_lock_);
-    if (!sl->set && before == cudaSuccess) (void)cudaGetLastError(); /* not the application's error */
-    return sl->set;
+    return stage_block(s, 0) ? s : NULL;
+}
+
+/* How many blocks a copy of count bytes in pieces of chunk takes turns on: one per piece up to
+ * NSTAGE, made now if need be (fewer when one cannot be). */
+static int stage_blocks(stage_set *s, size_t count, size_t chunk)
+{
+    int k = 1;
+    while (k < NSTAGE && (size_t)k * chunk < count && stage_block(s, k))
+        k++;
+    return k;
 }
 
 static cudaError_t reset(cudaError_t (*fn)(void))
 {
     int dev = -1;
-    pthread_rwlock_wrlock(&reset_lock_);
-    if (cudaGetDevice(&dev) != cudaSuccess) dev = -1;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        dev = -1;
     cudaError_t e = fn();
-    if (e == cudaSuccess && dev >= 0 && dev < MAX_DEVICES) atomic_fetch_add(&reset_gen_[dev], 1);
-    pthread_rwlock_unlock(&reset_lock_);
+    if (e == cudaSuccess && dev >= 0 && dev < MAX_DEVICES)
+        atomic_fetch_add(&reset_gen_[dev], 1);
     return e;
 }
 
@@ -207,7 +164,8 @@ cudaError_t cudart_host_thread_exit(apigen_call_ctx *cx)
 /* Waits until block i is free; the error of the copy that used it. */
 static cudaError_t stage_wait(stage_set *s, int i)
 {
-    if (!s->busy[i]) return cudaSuccess;
+    if (!s->busy[i])
+        return cudaSuccess;
     s->busy[i] = false;
     return cudaEventSynchronize(s->ev[i]);
 }
@@ -216,8 +174,10 @@ static cudaError_t stage_issue(stage_set *s, int i, void *dst, const void *src, 
                                enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     cudaError_t e = cudaMemcpyAsync(dst, src, n, kind, stream);
-    if (e == cudaSuccess) e = cudaEventRecord(s->ev[i], stream);
-    if (e == cudaSuccess) s->busy[i] = true;
+    if (e == cudaSuccess)
+        e = cudaEventRecord(s->ev[i], stream);
+    if (e == cudaSuccess)
+        s->busy[i] = true;
     return e;
 }
 
@@ -227,15 +187,20 @@ static cudaError_t copy_plain(apigen_stream *st, void *dst, const void *src, siz
 {
     void *buf = malloc(count ? count : 1);
     cudaError_t e;
-    if (!buf) return cudaErrorMemoryAllocation; /* the runtime drops the unread bytes */
+    if (!buf)
+        return cudaErrorMemoryAllocation; /* the runtime drops the unread bytes */
     if (kind == cudaMemcpyHostToDevice) {
-        e = apigen_stream_read(st, buf, count) == count ? cudaMemcpyAsync(dst, buf, count, kind, stream)
-                                                        : cudaErrorUnknown;
-        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+        e = apigen_stream_read(st, buf, count) == count
+                ? cudaMemcpyAsync(dst, buf, count, kind, stream)
+                : cudaErrorUnknown;
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(stream);
     } else {
         e = cudaMemcpyAsync(buf, src, count, kind, stream);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-        if (e == cudaSuccess && !apigen_stream_write(st, buf, count)) e = cudaErrorUnknown;
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(stream);
+        if (e == cudaSuccess && !apigen_stream_write(st, buf, count))
+            e = cudaErrorUnknown;
     }
     free(buf);
     return e;
@@ -244,13 +209,15 @@ static cudaError_t copy_plain(apigen_stream *st, void *dst, const void *src, siz
 static cudaError_t copy_h2d(apigen_stream *st, void *dst, size_t count, cudaStream_t stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = stages(chunk, count);
-    if (!s) return copy_plain(st, dst, NULL, count, cudaMemcpyHostToDevice, stream);
+    stage_set *s = stages(chunk);
+    if (!s)
+        return copy_plain(st, dst, NULL, count, cudaMemcpyHostToDevice, stream);
     cudaError_t e = cudaSuccess;
     size_t off = 0;
-    int i = 0, last = -1;
+    int i = 0, last = -1, k = stage_blocks(s, count, chunk);
     while (off < count) {
-        if ((e = stage_wait(s, i)) != cudaSuccess) break;
+        if ((e = stage_wait(s, i)) != cudaSuccess)
+            break;
         size_t got = apigen_stream_read(st, s->blk[i], chunk);
         if (got == 0) {
             e = cudaErrorUnknown; /* the guest went away: the connection closes */
@@ -261,32 +228,36 @@ static cudaError_t copy_h2d(apigen_stream *st, void *dst, size_t count, cudaStre
             break;
         last = i;
         off += got;
-        i = (i + 1) % NSTAGE;
+        i = (i + 1) % k;
     }
     /* done when the last chunk landed (its event follows every earlier one) */
-    if (e == cudaSuccess && last >= 0) e = stage_wait(s, last);
+    if (e == cudaSuccess && last >= 0)
+        e = stage_wait(s, last);
     return e;
 }
 
 static cudaError_t copy_d2h(apigen_stream *st, const void *src, size_t count, cudaStream_t stream)
 {
     size_t chunk = (size_t)apigen_stream_chunk(st);
-    stage_set *s = stages(chunk, count);
-    if (!s) return copy_plain(st, NULL, src, count, cudaMemcpyDeviceToHost, stream);
+    stage_set *s = stages(chunk);
+    if (!s)
+        return copy_plain(st, NULL, src, count, cudaMemcpyDeviceToHost, stream);
     cudaError_t e = cudaSuccess;
     size_t issued = 0, sent = 0;
-    int i;
+    int i, k = stage_blocks(s, count, chunk);
     for (i = 0; i < NSTAGE; i++) /* blocks a copy of an earlier call may still use */
-        if ((e = stage_wait(s, i)) != cudaSuccess) return e;
-    for (i = 0; i < NSTAGE && issued < count && e == cudaSuccess; i++) {
+        if ((e = stage_wait(s, i)) != cudaSuccess)
+            return e;
+    for (i = 0; i < k && issued < count && e == cudaSuccess; i++) {
         size_t n = count - issued < chunk ? count - issued : chunk;
         e = stage_issue(s, i, s->blk[i], (const char *)src + issued, n, cudaMemcpyDeviceToHost,
                         stream);
         issued += e == cudaSuccess ? n : 0;
     }
-    for (i = 0; e == cudaSuccess && sent < count; i = (i + 1) % NSTAGE) {
+    for (i = 0; e == cudaSuccess && sent < count; i = (i + 1) % k) {
         size_t n = count - sent < chunk ? count - sent : chunk;
-        if ((e = stage_wait(s, i)) != cudaSuccess) break;
+        if ((e = stage_wait(s, i)) != cudaSuccess)
+            break;
         if (!apigen_stream_write(st, s->blk[i], n)) {
             e = cudaErrorUnknown; /* the guest went away: the connection closes */
             break;
@@ -294,8 +265,8 @@ static cudaError_t copy_d2h(apigen_stream *st, const void *src, size_t count, cu
         sent += n;
         if (issued < count) {
             size_t m = count - issued < chunk ? count - issued : chunk;
-            e = stage_issue(s, i, s->blk[i], (const char *)src + issued, m,
-                            cudaMemcpyDeviceToHost, stream);
+            e = stage_issue(s, i, s->blk[i], (const char *)src + issued, m, cudaMemcpyDeviceToHost,
+                            stream);
             issued += e == cudaSuccess ? m : 0;
         }
     }
@@ -311,12 +282,13 @@ static cudaError_t stream_copy(apigen_call_ctx *cx, apigen_stream *st, void *dst
     const void *dev = kind == cudaMemcpyHostToDevice ? dst : src;
     if (!apigen_dev_owned(cx->session, (uint64_t)(uintptr_t)dev, count, true))
         return copy_plain(st, dst, src, count, kind, stream);
-    if (kind == cudaMemcpyHostToDevice) return copy_h2d(st, dst, count, stream);
+    if (kind == cudaMemcpyHostToDevice)
+        return copy_h2d(st, dst, count, stream);
     return copy_d2h(st, src, count, stream);
 }
 
-cudaError_t cudart_stream_memcpy(apigen_call_ctx *cx, apigen_stream *st, void *dst,
-                                 const void *src, size_t count, enum cudaMemcpyKind kind)
+cudaError_t cudart_stream_memcpy(apigen_call_ctx *cx, apigen_stream *st, void *dst, const void *src,
+                                 size_t count, enum cudaMemcpyKind kind)
 {
     return stream_copy(cx, st, dst, src, count, kind, cudaStreamLegacy);
 }
@@ -334,14 +306,16 @@ cudaError_t cudart_stream_memcpy_async(apigen_call_ctx *cx, apigen_stream *st, v
                                        const void *src, size_t count, enum cudaMemcpyKind kind,
                                        cudaStream_t stream)
 {
-    if (cudart_host_capturing(stream, false)) return cudaErrorStreamCaptureUnsupported;
+    if (cudart_host_capturing(stream, false))
+        return cudaErrorStreamCaptureUnsupported;
     return stream_copy(cx, st, dst, src, count, kind, stream);
 }
 
 cudaError_t cudart_stream_memcpy_async_ptsz(apigen_call_ctx *cx, apigen_stream *st, void *dst,
-                                            const void *src, size_t count,
-                                            enum cudaMemcpyKind kind, cudaStream_t stream)
+                                            const void *src, size_t count, enum cudaMemcpyKind kind,
+                                            cudaStream_t stream)
 {
-    if (cudart_host_capturing(stream, true)) return cudaErrorStreamCaptureUnsupported;
+    if (cudart_host_capturing(stream, true))
+        return cudaErrorStreamCaptureUnsupported;
     return stream_copy(cx, st, dst, src, count, kind, stream ? stream : cudaStreamPerThread);
 }

@@ -42,7 +42,31 @@ static void flags(const char *what, void *p)
     printf("%s: cuMemHostGetFlags %d, flags %u\n", what, (int)e, f);
 }
 
-int main(void)
+/* `attr_probe order FLAGS...`: blocks allocated in that order (p: cuMemHostAlloc(PORTABLE),
+ * 0: cuMemHostAlloc(0), h: cuMemAllocHost; a capital letter: 8 MiB instead of 4 KiB), then
+ * the flags of each: whether PORTABLE follows the block's own request, the first block's, or
+ * its size */
+static int order(int argc, char **argv)
+{
+    void *b[16] = {0};
+    for (int i = 2; i < argc && i < 18; i++) {
+        char c = argv[i][0];
+        size_t n = (c >= 'A' && c <= 'Z') ? (size_t)8 << 20 : 4096;
+        c = c == '0' ? c : (char)(c | 0x20);
+        CUresult e = c == 'p' ? cuMemHostAlloc(&b[i - 2], n, CU_MEMHOSTALLOC_PORTABLE)
+                     : c == '0' ? cuMemHostAlloc(&b[i - 2], n, 0)
+                                : cuMemAllocHost(&b[i - 2], n);
+        if (e) printf("%s: allocation %d\n", argv[i], (int)e);
+    }
+    for (int i = 2; i < argc && i < 18; i++) {
+        unsigned f = 77;
+        CUresult e = cuMemHostGetFlags(&f, b[i - 2]);
+        printf("order %d %s: cuMemHostGetFlags %d, flags %u\n", i - 1, argv[i], (int)e, f);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     CUcontext ctx;
     CUdevice dev;
@@ -50,6 +74,7 @@ int main(void)
         printf("no device\n");
         return 1;
     }
+    if (argc > 2 && argv[1][0] == 'o') return order(argc, argv);
     void *a = NULL, *b = NULL, *c = NULL;
     CUdeviceptr m = 0, mapped = 0;
     printf("cuMemAllocHost: %d\n", (int)cuMemAllocHost(&a, 4096));

@@ -298,8 +298,8 @@ int main(int argc, char **argv)
     memset(hb2, 0, big);
     CUdeviceptr db;
     CHECK(cuMemAlloc(&db, big));
-    /* 6 MiB three times: the first copies of a server thread go the plain
-     * way while a helper makes its staging blocks, later ones through them */
+    /* 6 MiB three times, then 24 MiB: the server thread's staging blocks are
+     * made as copies first need them (specs/cuda/host_copy.c) */
     int same = 1;
     for (int r = 0; r < 3; r++) {
         size_t mid = (size_t)6 << 20;
