@@ -273,6 +273,7 @@ static struct {
     size_t n;
     unsigned flags;
     int device;
+    size_t mapped; /* cudaHostAlloc's own mapping (0: registered memory) */
 } regs_[256];
 static pthread_mutex_t regs_lock_ = PTHREAD_MUTEX_INITIALIZER; /* the server's sessions as threads */
 static void reg_add(void *ptr, size_t size, unsigned flags)
@@ -281,6 +282,7 @@ static void reg_add(void *ptr, size_t size, unsigned flags)
     for (int i = 0; i < 256; i++)
         if (!regs_[i].p) {
             regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags, regs_[i].device = current_;
+            regs_[i].mapped = 0;
             break;
         }
     pthread_mutex_unlock(&regs_lock_);
@@ -306,18 +308,45 @@ static int reg_of(const void *ptr, unsigned *flags, int *device)
     pthread_mutex_unlock(&regs_lock_);
     return found;
 }
+/* pinned host memory: a mapping of its own, which cudaDeviceReset unmaps as
+ * the driver frees a device's pinned memory at a reset (a server that keeps
+ * a staging block past it gets EFAULT, as on a GPU: tests/cuda/reset_copy.c) */
 FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 {
     if (!p) return fail(cudaErrorInvalidValue);
-    if (!(*p = block(size))) return fail(cudaErrorMemoryAllocation);
-    reg_add(*p, size ? size : 1, flags);
+    size_t len = ((size ? size : 1) + 4095) & ~(size_t)4095;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
+    reg_add(m, size ? size : 1, flags);
+    pthread_mutex_lock(&regs_lock_);
+    for (int i = 0; i < 256; i++)
+        if (regs_[i].p == m) regs_[i].mapped = len;
+    pthread_mutex_unlock(&regs_lock_);
+    *p = m;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
 FAKE cudaError_t cudaFreeHost(void *p)
 {
+    size_t mapped = 0;
+    pthread_mutex_lock(&regs_lock_);
+    for (int i = 0; i < 256; i++)
+        if (p && regs_[i].p == p && regs_[i].mapped) mapped = regs_[i].mapped, regs_[i].mapped = 0;
+    pthread_mutex_unlock(&regs_lock_);
     reg_remove(p);
-    free(p);
+    if (mapped) munmap(p, mapped);
+    else free(p);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaDeviceReset(void)
+{
+    pthread_mutex_lock(&regs_lock_);
+    for (int i = 0; i < 256; i++)
+        if (regs_[i].p && regs_[i].mapped) {
+            munmap(regs_[i].p, regs_[i].mapped);
+            regs_[i].p = NULL, regs_[i].mapped = 0;
+        }
+    pthread_mutex_unlock(&regs_lock_);
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)

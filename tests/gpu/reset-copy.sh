@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/gpu/reset-copy.sh: tests/gpu/reset_copy.c natively and through both CUDA stubs over
+# tests/gpu/reset-copy.sh: tests/cuda/reset_copy.c natively and through both CUDA stubs over
 # tcp:// and unix:// (pageable copies of 8 and 20 MiB stream through the server's pinned
 # staging blocks), before and after the context that the blocks belong to ends. The outputs
 # must be identical and every server alive at the end. Exit 1 otherwise.
@@ -13,8 +13,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/reset-copy.XXXXXX")
 srv=
 stop() { [ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null; srv=; }
 trap 'stop; rm -rf "$tmp"' EXIT INT TERM
-gcc -O1 -o "$tmp/rt" tests/gpu/reset_copy.c -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64" -lcudart &&
-    gcc -O1 -DDRIVER -o "$tmp/drv" tests/gpu/reset_copy.c -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64/stubs" -lcuda ||
+gcc -O1 -o "$tmp/rt" tests/cuda/reset_copy.c -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64" -lcudart &&
+    gcc -O1 -DDRIVER -o "$tmp/drv" tests/cuda/reset_copy.c -I"$CUDA_HOME/include" -L"$CUDA_HOME/lib64/stubs" -lcuda ||
     exit 1
 fail=0 port=$((21000 + $$ % 20000))
 for stub in rt drv; do

@@ -1,9 +1,11 @@
-/* tests/gpu/reset_copy.c: large pageable copies before and after the context that made
+/* tests/cuda/reset_copy.c: large pageable copies before and after the context that made
  * them ends (cudaDeviceReset; cuCtxDestroy then a new context; cuDevicePrimaryCtxReset): a
  * server that kept pinned staging blocks of the old context (specs/cudart/host_copy.c,
  * specs/cuda/host_copy.c) would copy through memory the driver freed. Prints what came back;
- * natively and forwarded (tests/gpu/reset-copy.sh) the output must be the same. Built with gcc
- * against the runtime (default) or, with -DDRIVER, the driver. */
+ * natively and forwarded the output must be the same: tests/gpu/reset-copy.sh on a GPU (both
+ * builds), cuda.reset_copy.* in CI (the runtime build; tests/cuda/fake_device.c unmaps its
+ * pinned blocks at cudaDeviceReset as the driver frees them). Built against the runtime
+ * (default) or, with -DDRIVER, the driver. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
