@@ -5,6 +5,7 @@
  * (tests/gpu/pinned-attrs.sh runs it): `cc attr_probe.c -lcuda`. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda.h>
 
@@ -42,27 +43,45 @@ static void flags(const char *what, void *p)
     printf("%s: cuMemHostGetFlags %d, flags %u\n", what, (int)e, f);
 }
 
-/* `attr_probe order FLAGS...`: blocks allocated in that order (p: cuMemHostAlloc(PORTABLE),
- * 0: cuMemHostAlloc(0), h: cuMemAllocHost; a capital letter: 8 MiB instead of 4 KiB), then
- * the flags of each: whether PORTABLE follows the block's own request, the first block's, or
- * its size */
+/* `attr_probe order BLOCK...`: blocks allocated in that order, then the flags of each: whether
+ * PORTABLE follows the block's own request, the first block's, or its size. A block is its kind
+ * (p: cuMemHostAlloc(PORTABLE), 0: cuMemHostAlloc(0), h: cuMemAllocHost) and its size (4 KiB;
+ * a capital kind letter: 8 MiB; or a number with K or M after the letter: "h64K", "p2M");
+ * "fN" frees the Nth block there */
 static int order(int argc, char **argv)
 {
-    void *b[16] = {0};
-    for (int i = 2; i < argc && i < 18; i++) {
-        char c = argv[i][0];
+    enum { MAXB = 64 };
+    void *b[MAXB] = {0};
+    int nb = argc - 2 < MAXB ? argc - 2 : MAXB;
+    for (int i = 0; i < nb; i++) {
+        const char *a = argv[i + 2];
+        char c = a[0];
+        if (c == 'f') { /* "f3": free the third block here */
+            int k = atoi(a + 1) - 1;
+            if (k >= 0 && k < i && b[k]) printf("%s: cuMemFreeHost %d\n", a, (int)cuMemFreeHost(b[k]));
+            if (k >= 0 && k < i) b[k] = NULL;
+            continue;
+        }
         size_t n = (c >= 'A' && c <= 'Z') ? (size_t)8 << 20 : 4096;
-        c = c == '0' ? c : (char)(c | 0x20);
-        CUresult e = c == 'p' ? cuMemHostAlloc(&b[i - 2], n, CU_MEMHOSTALLOC_PORTABLE)
-                     : c == '0' ? cuMemHostAlloc(&b[i - 2], n, 0)
-                                : cuMemAllocHost(&b[i - 2], n);
-        if (e) printf("%s: allocation %d\n", argv[i], (int)e);
+        if (a[1]) {
+            char *end;
+            n = strtoul(a + 1, &end, 10);
+            n <<= *end == 'M' ? 20 : *end == 'K' ? 10 : 0;
+        }
+        c = (char)(c | 0x20);
+        CUresult e = c == 'p' ? cuMemHostAlloc(&b[i], n, CU_MEMHOSTALLOC_PORTABLE)
+                     : c == '0' ? cuMemHostAlloc(&b[i], n, 0)
+                                : cuMemAllocHost(&b[i], n);
+        if (e) printf("%s: allocation %d\n", a, (int)e);
     }
-    for (int i = 2; i < argc && i < 18; i++) {
+    printf("flags:");
+    for (int i = 0; i < nb; i++) {
         unsigned f = 77;
-        CUresult e = cuMemHostGetFlags(&f, b[i - 2]);
-        printf("order %d %s: cuMemHostGetFlags %d, flags %u\n", i - 1, argv[i], (int)e, f);
+        if (!b[i]) continue; /* freed, or a free */
+        CUresult e = cuMemHostGetFlags(&f, b[i]);
+        printf(" %s=%u", argv[i + 2], e ? 99 : f);
     }
+    printf("\n");
     return 0;
 }
 
