@@ -175,9 +175,9 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     if (i < 0) return CUDA_ERROR_INVALID_VALUE;
     /* with unified addressing all pinned and registered memory is mapped:
      * the driver reports DEVICEMAP whether it was asked or not (H200, driver
-     * 580: tests/gpu/attr_probe.c). PORTABLE it adds by a rule not pinned
-     * down (it came back for a cuMemAllocHost block after a PORTABLE
-     * allocation, and not for a PORTABLE one after a plain one): the flags
+     * 580: tests/gpu/attr_probe.c). PORTABLE it reports for a block under
+     * 2 MiB as the request that made the 2 MiB chunk the block was carved
+     * from asked (docs/gpu-runs/2026-11-27.md): not emulated, the flags
      * asked. */
     *pFlags = f | CU_MEMHOSTALLOC_DEVICEMAP;
     return CUDA_SUCCESS;

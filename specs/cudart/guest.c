@@ -1330,8 +1330,9 @@ APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
     /* only flags the allocation honours are ever accepted; with unified
      * addressing all pinned and registered memory is mapped, and the real
      * runtime reports cudaHostAllocMapped unasked (H200, driver 580:
-     * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable it adds by a rule not
-     * pinned down (specs/cuda/host_mem.c): the flags asked */
+     * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable follows the driver's
+     * 2 MiB chunks for small blocks (specs/cuda/host_mem.c): not emulated,
+     * the flags asked */
     *pFlags = r.flags | cudaHostAllocMapped;
     return cudaSuccess;
 }
