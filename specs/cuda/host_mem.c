@@ -23,6 +23,7 @@
 
 #include "apigen_rt.h"
 #include "cuda_guest.h"
+#include "pinned_chunks.h"
 #include "cuda_wire.h"
 
 typedef struct hrange {
@@ -97,6 +98,7 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
         if (!apigen_arena_free(p)) free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    pc_add(p, bytesize, (Flags & CU_MEMHOSTALLOC_PORTABLE) != 0);
     *pp = p;
     return CUDA_SUCCESS;
 }
@@ -121,6 +123,7 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
+    pc_remove(p);
     if (!apigen_arena_free(p)) free(p);
     return CUDA_SUCCESS;
 }
@@ -171,14 +174,15 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     pthread_mutex_lock(&lock_);
     long i = find(p);
     unsigned f = i >= 0 ? ranges_[i].flags : 0;
+    int owned = i >= 0 && ranges_[i].owned;
     pthread_mutex_unlock(&lock_);
     if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    if (owned) /* a small block has its chunk's PORTABLE bit (pinned_chunks.h) */
+        f = (f & ~(unsigned)CU_MEMHOSTALLOC_PORTABLE) |
+            (pc_portable(p, (f & CU_MEMHOSTALLOC_PORTABLE) != 0) ? CU_MEMHOSTALLOC_PORTABLE : 0);
     /* with unified addressing all pinned and registered memory is mapped:
      * the driver reports DEVICEMAP whether it was asked or not (H200, driver
-     * 580: tests/gpu/attr_probe.c). PORTABLE it reports for a block under
-     * 2 MiB as the request that made the 2 MiB chunk the block was carved
-     * from asked (docs/gpu-runs/2026-11-27.md): not emulated, the flags
-     * asked. */
+     * 580: tests/gpu/attr_probe.c); PORTABLE as pinned_chunks.h models. */
     *pFlags = f | CU_MEMHOSTALLOC_DEVICEMAP;
     return CUDA_SUCCESS;
 }

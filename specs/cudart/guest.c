@@ -33,6 +33,7 @@
 #include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
+#include "../cuda/pinned_chunks.h" /* the driver's PORTABLE rule */
 #include "managed.h"
 #include "registered.h"
 
@@ -1269,6 +1270,7 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
         return local_error(cudaErrorMemoryAllocation);
     ranges_add_on(&host_ranges_, p, size, flags, true, device_now());
+    pc_add(p, size, (flags & cudaHostAllocPortable) != 0);
     *pHost = p;
     return cudaSuccess;
 }
@@ -1285,6 +1287,7 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || !r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorInvalidValue);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
+    pc_remove(ptr);
     if (!apigen_arena_free(ptr)) free(ptr);
     return cudaSuccess;
 }
@@ -1330,10 +1333,13 @@ APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
     /* only flags the allocation honours are ever accepted; with unified
      * addressing all pinned and registered memory is mapped, and the real
      * runtime reports cudaHostAllocMapped unasked (H200, driver 580:
-     * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable follows the driver's
-     * 2 MiB chunks for small blocks (specs/cuda/host_mem.c): not emulated,
-     * the flags asked */
-    *pFlags = r.flags | cudaHostAllocMapped;
+     * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable of an allocation as
+     * the driver's chunks give it (pinned_chunks.h) */
+    unsigned f = r.flags | cudaHostAllocMapped;
+    if (r.owned)
+        f = (f & ~(unsigned)cudaHostAllocPortable) |
+            (pc_portable(pHost, (f & cudaHostAllocPortable) != 0) ? cudaHostAllocPortable : 0);
+    *pFlags = f;
     return cudaSuccess;
 }
 

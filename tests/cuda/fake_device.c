@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../specs/cuda/pinned_chunks.h" /* the real driver's PORTABLE rule */
+
 #define FAKE __attribute__((visibility("default")))
 
 static _Thread_local cudaError_t last_;
@@ -318,6 +320,7 @@ FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
     reg_add(m, size ? size : 1, flags);
+    pc_add(m, size, (flags & cudaHostAllocPortable) != 0);
     pthread_mutex_lock(&regs_lock_);
     for (int i = 0; i < 256; i++)
         if (regs_[i].p == m) regs_[i].mapped = len;
@@ -334,8 +337,12 @@ FAKE cudaError_t cudaFreeHost(void *p)
         if (p && regs_[i].p == p && regs_[i].mapped) mapped = regs_[i].mapped, regs_[i].mapped = 0;
     pthread_mutex_unlock(&regs_lock_);
     reg_remove(p);
-    if (mapped) munmap(p, mapped);
-    else free(p);
+    if (mapped) {
+        pc_remove(p);
+        munmap(p, mapped);
+    } else {
+        free(p);
+    }
     return cudaSuccess;
 }
 FAKE cudaError_t cudaDeviceReset(void)
@@ -343,6 +350,7 @@ FAKE cudaError_t cudaDeviceReset(void)
     pthread_mutex_lock(&regs_lock_);
     for (int i = 0; i < 256; i++)
         if (regs_[i].p && regs_[i].mapped) {
+            pc_remove(regs_[i].p);
             munmap(regs_[i].p, regs_[i].mapped);
             regs_[i].p = NULL, regs_[i].mapped = 0;
         }
@@ -364,6 +372,15 @@ FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
     unsigned f = 0;
     if (!reg_of(ptr, &f, NULL)) return fail(cudaErrorInvalidValue);
     *flags = f | cudaHostAllocMapped; /* the real runtime: all pinned memory is mapped */
+    size_t mapped = 0;
+    pthread_mutex_lock(&regs_lock_);
+    for (int i = 0; i < 256; i++)
+        if (regs_[i].p && regs_[i].mapped && (char *)ptr >= regs_[i].p && (char *)ptr < regs_[i].p + regs_[i].n)
+            mapped = regs_[i].mapped;
+    pthread_mutex_unlock(&regs_lock_);
+    if (mapped) /* cudaHostAlloc's: PORTABLE as the driver's chunks give it */
+        *flags = (*flags & ~(unsigned)cudaHostAllocPortable) |
+                 (pc_portable(ptr, (f & cudaHostAllocPortable) != 0) ? cudaHostAllocPortable : 0);
     return cudaSuccess;
 }
 /* mapped host memory with unified addressing: the device pointer is the

@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../../specs/cuda/pinned_chunks.h" /* the real driver's PORTABLE rule */
+
 #define FAKE __attribute__((visibility("default")))
 
 static _Thread_local CUcontext current_;
@@ -205,6 +207,7 @@ FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
         free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    pc_add(p, n, (flags & CU_MEMHOSTALLOC_PORTABLE) != 0);
     *pp = p;
     return CUDA_SUCCESS;
 }
@@ -212,6 +215,7 @@ FAKE CUresult cuMemAllocHost_v2(void **pp, size_t n) { return cuMemHostAlloc(pp,
 FAKE CUresult cuMemFreeHost(void *p)
 {
     if (!pinned_remove(p, 1)) return CUDA_ERROR_INVALID_VALUE;
+    pc_remove(p);
     free(p);
     return CUDA_SUCCESS;
 }
@@ -220,6 +224,9 @@ FAKE CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
     pinned b;
     if (!flags || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
     *flags = b.flags | CU_MEMHOSTALLOC_DEVICEMAP; /* the real driver: all pinned memory is mapped */
+    if (b.owned)
+        *flags = (*flags & ~(unsigned)CU_MEMHOSTALLOC_PORTABLE) |
+                 (pc_portable(p, (b.flags & CU_MEMHOSTALLOC_PORTABLE) != 0) ? CU_MEMHOSTALLOC_PORTABLE : 0);
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuCtxGetDevice(CUdevice *d)
