@@ -162,22 +162,6 @@ static void cfg_init(void)
 }
 
 /* ---- small helpers ---------------------------------------------------------- */
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 static void futex_wait(_Atomic uint32_t *w, uint32_t val, int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -242,6 +226,13 @@ static void check_alive(apigen_conn *c)
 
 enum { W_CHANGED, W_TIMEOUT, W_STOP };
 
+/* A consumer's wait that began at start ended with data: its budget learns it. */
+static void learn(tp_spin *sp, int64_t start)
+{
+    if (sp && start >= 0)
+        tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, tp_mono_ns() - start);
+}
+
 /* Waits until *pos is no longer `seen` (the peer moved), the connection stops,
  * or the deadline passes. sp: the consumer's spin budget, which the wait
  * teaches (NULL: a producer waiting for room spins the base). */
@@ -253,14 +244,13 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
     int64_t start = -1, spin_end = -1; /* the clock is first read after 64 spins: a reply */
     for (unsigned i = 1;; i++) {        /* that comes sooner costs no clock read */
         if (atomic_load_explicit(pos, memory_order_acquire) != seen) {
-            if (sp && start >= 0)
-                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
+            learn(sp, start);
             return W_CHANGED;
         }
         if ((i & 63) == 0) {
             if (atomic_load(&s->shut) || peer_gone(c))
                 return W_STOP;
-            int64_t now = mono_ns();
+            int64_t now = tp_mono_ns();
             if (spin_end < 0)
                 start = now, spin_end = now + (sp ? tp_spin_budget(sp, cfg_spin_ns) : cfg_spin_ns);
             if (deadline >= 0 && now >= deadline)
@@ -268,14 +258,13 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
             if (now >= spin_end)
                 break;
         }
-        cpu_relax();
+        tp_cpu_relax();
     }
     for (;;) {
         atomic_store(sleepw, 1);
         if (atomic_load(pos) != seen) {
             atomic_store(sleepw, 0);
-            if (sp)
-                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
+            learn(sp, start);
             return W_CHANGED;
         }
         if (atomic_load(&s->shut) || peer_gone(c)) {
@@ -295,8 +284,7 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
         futex_wait(sleepw, 1, ms);
         if (atomic_load(pos) != seen) {
             atomic_store(sleepw, 0);
-            if (sp)
-                tp_spin_learn(sp, cfg_spin_ns, cfg_spin_max_ns, mono_ns() - start);
+            learn(sp, start);
             return W_CHANGED;
         }
         check_alive(c);

@@ -27,23 +27,16 @@ void tp_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int64_t tp_deadline(int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000;
+    return timeout_ms < 0 ? -1 : tp_mono_ns() + (int64_t)timeout_ms * 1000000;
 }
 
 int tp_ms_left(int64_t deadline_ns)
 {
     if (deadline_ns < 0)
         return -1;
-    int64_t left = deadline_ns - now_ns();
+    int64_t left = deadline_ns - tp_mono_ns();
     if (left <= 0)
         return 0;
     int64_t ms = (left + 999999) / 1000000;
@@ -278,15 +271,6 @@ static void sock_spin_init(void)
     tp_spin_config("APIGEN_SOCK_SPIN_US", SOCK_SPIN_US_DEFAULT, &sock_spin_ns, &sock_spin_max_ns);
 }
 
-static inline void spin_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 apigen_tp_result tp_sock_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                               size_t errlen)
 {
@@ -324,7 +308,7 @@ apigen_tp_result tp_sock_recv(apigen_conn *c, void *buf, size_t n, int timeout_m
         }
         if (now < spin_end) {
             for (int i = 0; i < 16; i++)
-                spin_pause();
+                tp_cpu_relax();
             continue;
         }
         if (deadline == -2)

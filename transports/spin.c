@@ -2,13 +2,13 @@
  *
  * Why: a waiter that sleeps (futex, poll) is woken 5-15 us after the data
  * came on the GPU machine's VMs, where its peer answered a sync call in
- * 30 us: issue 16's "constant" pattern (a copy to a symbol, a kernel, a copy
- * back) lost a third of its speed over shm, whose waiters spun only 20 us.
- * NVIDIA's runtime spins through such waits itself (cudaDeviceScheduleAuto
- * with fewer contexts than cores). Spinning as long as the waits a
- * connection saw, up to a cap, catches those replies; a wait longer than
- * the cap (a long kernel, an idle client) puts the budget back to the base,
- * where a few us of wake-up are noise. */
+ * 30 us: a program loop of two synchronous copies around a short kernel
+ * (issue 16's patterns) lost a third of its speed over shm, whose waiters
+ * spun only 20 us. Vendor runtimes spin through such waits themselves (by
+ * default while there are fewer contexts than cores). Spinning as long as
+ * the waits a connection saw, up to a cap, catches those replies; a wait
+ * longer than the cap (a long kernel, an idle client) puts the budget back
+ * to the base, where a few us of wake-up are noise. */
 #define _POSIX_C_SOURCE 200809L
 #include "spin.h"
 

@@ -22,6 +22,17 @@ int64_t tp_spin_budget(const tp_spin *s, int64_t base_ns);
  * cap), the base when it was not (a peer that thinks or sleeps: the CPU is
  * not burnt for nothing). A base of 0 (sleep at once) learns nothing. */
 void tp_spin_learn(tp_spin *s, int64_t base_ns, int64_t cap_ns, int64_t waited_ns);
+/* CLOCK_MONOTONIC in ns: every transport's clock. */
 int64_t tp_mono_ns(void);
+
+/* One pause of a spinning wait (the CPU's spin-loop hint). */
+static inline void tp_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 #endif

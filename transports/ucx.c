@@ -154,20 +154,13 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
     ep_fail(arg, st);
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 #define SPIN_NS 50000
 
 /* Nothing progressed: spin a little, then sleep on the worker's events (at
  * most 100 ms at a time, in case a transport wakes nobody). false: deadline. */
 static bool idle_wait(struct tp_ucx *x, int64_t deadline, int64_t *spin_from)
 {
-    int64_t now = mono_ns();
+    int64_t now = tp_mono_ns();
     if (deadline >= 0 && now >= deadline)
         return false;
     if (*spin_from == 0)

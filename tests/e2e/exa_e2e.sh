@@ -371,6 +371,14 @@ lanes)
                 APIGEN_LANES=$k APIGEN_LANE_PIECE=$piece APIGEN_LANES_MIN=$min run_remote "$tag" "$URL" "$@"
                 compare "n$prog" "$tag"
             done
+            # each program's lanes are traced when its session sees it go, which under
+            # --isolation process is a child that may not have read the end yet: wait for
+            # both lines (5 s at most) before the server is stopped
+            i=0
+            while [ "$k" -ge 2 ] && [ $i -lt 100 ] &&
+                [ "$(grep -c 'trace: lanes of ' "$SERVER_LOG" 2>/dev/null)" -lt 2 ]; do
+                sleep 0.05; i=$((i + 1))
+            done
             stop_server
             # "lanes of PEER: K lanes, N transfers (X bytes) sent, M (Y bytes) received"
             got=$(sed -n 's/.*trace: lanes of .*: \([0-9]*\) lanes, [0-9]* transfers (\([0-9]*\) bytes) sent, [0-9]* (\([0-9]*\) bytes) received.*/\1 \2 \3/p' "$SERVER_LOG")
