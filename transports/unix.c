@@ -69,13 +69,31 @@ static bool clear_stale(const char *path, const char *url, char *err, size_t err
     return true;
 }
 
+/* A name beside path, unique to this process, to bind before the socket
+ * listens; false when the directory's name leaves no room for one. */
+static bool side_name(const char *path, char *out, size_t outlen)
+{
+    const char *slash = strrchr(path, '/');
+    int dir = (int)(slash - path);
+    int n = snprintf(out, outlen, "%.*s/.apigen-%ld.sock", dir, path, (long)getpid());
+    return n > 0 && (size_t)n < outlen;
+}
+
 static bool unix_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
                         size_t errlen)
 {
     if (!clear_stale(u->path, url, err, errlen))
         return false;
+    /* The file appears under its name only once the socket listens (a
+     * hard link made after listen()), so a client that waits for the file
+     * never meets "Connection refused" from a socket still being set up.
+     * Where no side name fits sun_path, bind the name itself. */
+    char side[sizeof((struct sockaddr_un *)0)->sun_path];
+    const char *bound = side_name(u->path, side, sizeof side) ? side : u->path;
+    if (bound == side)
+        unlink(side); /* left by a server of this pid that died here */
     struct sockaddr_un sa;
-    socklen_t sl = fill_addr(&sa, u->path);
+    socklen_t sl = fill_addr(&sa, bound);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         tp_err(err, errlen, "cannot listen on %s: socket: %s", url, strerror(errno));
@@ -83,11 +101,27 @@ static bool unix_listen(const apigen_url *u, const char *url, apigen_listener **
     }
     /* Owner only (SECURITY.md S7): set before listen(), so nobody can
      * connect while the file still has the umask's mode. */
-    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || chmod(u->path, 0600) < 0 ||
+    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || chmod(bound, 0600) < 0 ||
         listen(fd, 128) < 0) {
         tp_err(err, errlen, "cannot listen on %s: %s", url, strerror(errno));
         close(fd);
+        if (bound == side)
+            unlink(side);
         return false;
+    }
+    if (bound == side) {
+        /* link(), not rename(): a server that started meanwhile keeps its
+         * name; rename() only where the file system has no hard links */
+        int rc = link(side, u->path) < 0 ? errno : 0;
+        if (rc && rc != EEXIST)
+            rc = rename(side, u->path) < 0 ? errno : 0;
+        unlink(side);
+        if (rc) {
+            tp_err(err, errlen, "cannot listen on %s: %s", url,
+                   rc == EEXIST ? "another server is listening there" : strerror(rc));
+            close(fd);
+            return false;
+        }
     }
     apigen_listener *l = tp_listener_new(&tp_unix_ops, fd, err, errlen);
     if (!l) {

@@ -372,6 +372,12 @@ static void test_unix_stale(void)
     CHECK(stat(path, &st) == 0);
     apigen_listener *l, *l2;
     CHECK(apigen_tp_listen(url, &l, err, sizeof err));
+    /* the file shows only once the socket listens, owner only, and the
+     * name it was bound under first is gone */
+    CHECK(stat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
+    char side[108];
+    snprintf(side, sizeof side, "/tmp/.apigen-%ld.sock", (long)getpid());
+    CHECK(stat(side, &st) < 0 && errno == ENOENT);
     /* a live one is not taken over */
     CHECK(!apigen_tp_listen(url, &l2, err, sizeof err));
     CHECK_CONTAINS(err, "another server is listening there");
