@@ -69,6 +69,10 @@ struct apigen_conn {
     void *priv;  /* the transport's own state (shm: its segment; tls: the SSL) */
     void *user;  /* the runtime's (apigen_tp_set_user): never touched here */
     tp_spin spin; /* sockets: how long a wait for data spins before it polls (spin.h) */
+    /* sockets: bytes read ahead of what was asked (tp_sock_recv), so one
+     * recv() brings a frame's header, its payload and the frames behind it */
+    uint8_t *ahead;
+    uint32_t ahead_pos, ahead_len;
     char peer[340];
 };
 
