@@ -383,8 +383,11 @@ lanes)
             # "lanes of PEER: K lanes, N transfers (X bytes) sent, M (Y bytes) received"
             got=$(sed -n 's/.*trace: lanes of .*: \([0-9]*\) lanes, [0-9]* transfers (\([0-9]*\) bytes) sent, [0-9]* (\([0-9]*\) bytes) received.*/\1 \2 \3/p' "$SERVER_LOG")
             if [ "$k" -ge 2 ]; then
-                echo "$got" | awk -v k="$k" 'NF == 3 && $1 == k && $3 > 0 {ok = 1} END {exit !ok}' ||
-                    { show "$SERVER_LOG" "server log"; fail "lanes $cfg ($iso): no bytes over $k lanes: '$got'"; }
+                echo "$got" | awk -v k="$k" 'NF == 3 && $1 == k && $3 > 0 {ok = 1} END {exit !ok}' || {
+                    show "$SERVER_LOG" "server log"
+                    for prog in stream bulk; do show "$TMP/$prog.$iso.$k.$piece.$min.err" "exa_$prog stderr"; done
+                    fail "lanes $cfg ($iso): no bytes over $k lanes: '$got'"
+                }
                 [ "${min:-1M}" = 2M ] || echo "$got" | awk 'NF == 3 && $2 > 0 {ok = 1} END {exit !ok}' ||
                     fail "lanes $cfg ($iso): no reply bytes over the lanes: '$got'"
             else
