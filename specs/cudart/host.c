@@ -168,12 +168,23 @@ typedef struct layout {
 
 static pthread_mutex_t layouts_lock_ = PTHREAD_MUTEX_INITIALIZER;
 static layout *layouts_;
-/* The layout a server thread launched with last: a launch loop finds it
+/* The layouts a server thread launched with, by kernel: a program that
+ * cycles through many kernels (a training step launches dozens) finds each
  * without the lock and the walk of every kernel's layout. forget_layouts
  * bumps the generation before it frees any, so no thread uses one it freed. */
+#define LAYOUT_SLOTS 256 /* a power of two */
 static atomic_uint layouts_gen_;
-static _Thread_local const layout *last_layout_;
-static _Thread_local unsigned last_gen_;
+static _Thread_local struct {
+    const void *key;
+    const layout *l;
+    unsigned gen;
+} layout_slot_[LAYOUT_SLOTS];
+
+static unsigned layout_slot_of(const void *f)
+{
+    uint64_t x = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
+    return (unsigned)(x >> 56) & (LAYOUT_SLOTS - 1);
+}
 
 /* A driver function by name, of the ABI of driver version `version` where
  * the runtime can ask for one (NULL: the driver has none). */
@@ -322,17 +333,18 @@ static cudaError_t query_layout_apart(const void *f, uint32_t *n, uint64_t *offs
  * forgotten when it is unregistered, since their addresses can be reused). */
 static cudaError_t server_layout(const void *f, const layout **out)
 {
-    unsigned gen = atomic_load(&layouts_gen_);
-    if (last_layout_ && last_gen_ == gen && last_layout_->key == f) {
-        *out = last_layout_;
+    unsigned gen = atomic_load(&layouts_gen_), slot = layout_slot_of(f);
+    if (layout_slot_[slot].key == f && layout_slot_[slot].gen == gen && layout_slot_[slot].l) {
+        *out = layout_slot_[slot].l;
         return cudaSuccess;
     }
     pthread_mutex_lock(&layouts_lock_);
     for (layout *l = layouts_; l; l = l->next)
         if (l->key == f) {
             pthread_mutex_unlock(&layouts_lock_);
-            last_layout_ = l;
-            last_gen_ = gen;
+            layout_slot_[slot].key = f;
+            layout_slot_[slot].l = l;
+            layout_slot_[slot].gen = gen;
             *out = l;
             return cudaSuccess;
         }
