@@ -14,7 +14,9 @@
 # apigen-server-cuda-family: a library call is one message) and/or "driver"
 # (NVIDIA's runtime and libraries over apigen's libcuda); default both.
 # CASES (cnn transformer), TRANSPORTS (shm unix tcp), ROUNDS (3), STEPS
-# (timed steps per run, 100), WARMUP (20), PYTHON (python3).
+# (timed steps per run, 100), WARMUP (20), PYTHON (python3). A transport may
+# carry guest settings as a column of its own: "tcp@APIGEN_EAGER_US=20"
+# (several: "shm@A=1,B=2"), so one run compares them on the same machine.
 # A forwarded run whose last loss differs from native's is marked DIFFERS.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +44,7 @@ libstubs="libcuda.so.1 libcudart.so.13 libcublasLt.so.13 libcublas.so.13 libcuff
 # one run: MODE CASE CONFIG ROUND [env assignments...]; appends a line to runs.txt
 run() {
     mode=$1 c=$2 cfg=$3 r=$4; shift 4
-    log=$OUT/$mode.$c.$cfg.$r
+    log=$OUT/$mode.$c.$(echo "$cfg" | tr -c 'A-Za-z0-9_.\n' _).$r
     env "$@" timeout 900 "$py" "$root/bench/torch_step.py" "$c" "$steps" "$warmup" > "$log.out" 2> "$log.err"
     rc=$?
     line=$(grep '^step ' "$log.out" | tail -1)
@@ -79,13 +81,17 @@ for mode in $modes; do
         for c in $cases; do
             run "$mode" "$c" native "$r"
             for t in $transports; do
-                case $t in
+                case ${t%%@*} in
                 unix) u=unix://$tmp/s.sock ;;
                 tcp) u=tcp://127.0.0.1:$port ;;
                 shm) u=shm://apigen-ts-$$ ;;
+                *) echo "torch-step.sh: transport '$t' is unix, tcp or shm (@SETTINGS)" >&2; exit 2 ;;
                 esac
+                extra=
+                case $t in *@*) extra=$(echo "${t#*@}" | tr , ' ') ;; esac
+                # shellcheck disable=SC2086 # extra: VAR=VALUE words on purpose
                 run "$mode" "$c" "$t" "$r" APIGEN_SERVER="$u" APIGEN_BENCH_METRICS="http://127.0.0.1:$mport/metrics" \
-                    LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+                    LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" $extra
             done
         done
     done
@@ -97,7 +103,7 @@ done
 cat "$OUT/table.txt"
 echo "(median over $rounds rounds of each run's median step; speed = native / forwarded;"
 echo " cpu: the Python process's CPU ms per step; srv: the server's handler ms and calls per step)"
-for f in "$OUT"/*.shm.$rounds.out; do
+for f in "$OUT"/*.$(echo "${transports%% *}" | tr -c 'A-Za-z0-9_.\n' _).$rounds.out; do
     [ -e "$f" ] || continue
     echo "== $(basename "$f" .out): the server's functions with the most handler time per step"
     grep '^top ' "$f"

@@ -18,6 +18,7 @@ function median(key,   n, i, j, t, a) {
     if (!n || a[1] == "-") return "-"
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
+function num(v, f) { return v == "-" || v == "" ? "-" : sprintf(f, v) }
 # whether a run of list a has a last loss no native run of list b had
 function differs(a, b,   na, nb, x, y, i, j, hit) {
     na = split(a, x, " "); nb = split(b, y, " ")
@@ -51,8 +52,9 @@ END {
             if (k in failed || !((k "|median_ms") in vals)) { printf " | %-44s", "FAILED"; continue }
             fm = median(k "|median_ms")
             same = differs(losses[k], losses[nk]) ? " DIFFERS" : ""
-            printf " | %-44s", sprintf("%.2f %.2fx cpu %.2f srv %.2f/%.0f%s", fm, fm > 0 ? nm / fm : 0,
-                   median(k "|cpu_ms"), median(k "|server_ms"), median(k "|server_calls"), same)
+            printf " | %-44s", sprintf("%.2f %.2fx cpu %s srv %s/%s%s", fm, fm > 0 ? nm / fm : 0,
+                   num(median(k "|cpu_ms"), "%.2f"), num(median(k "|server_ms"), "%.2f"),
+                   num(median(k "|server_calls"), "%.0f"), same)
         }
         printf "\n"
     }

@@ -130,6 +130,12 @@ typedef struct gapi {
      * call (flusher_on: decided). */
     int flush_us;
     atomic_bool flusher_on;
+    /* Eager sends (APIGEN_EAGER_US, default 0 = off): a queued async call
+     * leaves at once when its thread sent nothing for that long, so a
+     * server that waits gets work while the program is busy elsewhere;
+     * calls coming faster still leave together, at most one send per
+     * eager_ns. Set with flush_us (start_flusher). */
+    int64_t eager_ns;
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
     rt_cache *_Atomic cache;
@@ -166,6 +172,7 @@ typedef struct gthr {
     uint64_t nasent; /* async frames sent on conn (under mu) ... */
     atomic_uint_fast64_t nran; /* ... of which a reply on conn showed all run */
     uint64_t nsent;               /* queue sends (under mu) ... */
+    uint64_t sent_ns;             /* when q was last sent (under mu; g->eager_ns only) */
     uint64_t seen_sent;           /* ... as the flusher saw them last tick, */
     bool seen_full;               /* with frames queued (flusher only, under mu) */
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
@@ -1122,6 +1129,8 @@ static bool flush_queue(gthr *t)
     t->nasent += t->nq;
     t->nq = 0;
     t->nsent++;
+    if (t->g->eager_ns)
+        t->sent_ns = apigen_now_ns();
     gids_sent(t);
     return true;
 }
@@ -1201,6 +1210,8 @@ static bool send_own_queued(gthr *t)
     t->nasent += t->nq;
     t->nq = 0;
     t->nsent++;
+    if (t->g->eager_ns)
+        t->sent_ns = apigen_now_ns();
     return true;
 }
 
@@ -1300,6 +1311,7 @@ static void start_flusher(gapi *g)
     pthread_mutex_lock(&g->mu);
     if (!atomic_load(&g->flusher_on)) {
         g->flush_us = env_int("APIGEN_FLUSH_US", 200, "microseconds");
+        g->eager_ns = (int64_t)env_int("APIGEN_EAGER_US", 0, "microseconds") * 1000;
         if (g->flush_us > 0) {
             pthread_t th;
             pthread_attr_t at;
@@ -1863,7 +1875,8 @@ apigen_status apigen_call_async(apigen_call *c)
     if (prev == t->upto)
         t->upto = prev + 1; /* no other thread queued in between */
     /* zero-copy pieces point into the caller's memory: they leave now */
-    bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next) ||
+    bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next ||
+                (t->g->eager_ns && (int64_t)(apigen_now_ns() - t->sent_ns) >= t->g->eager_ns)) ||
               flush_queue(t);
     settle_queue(t);
     unlock_thr(t);

@@ -584,6 +584,20 @@ timer_flush)
         "$BUILD/examples/exa/exa_timer_flush"
     show "$TMP/remote.out" "forwarded stdout"
     [ "$(cat "$TMP/remote.rc")" = 0 ] || fail "the queued launch did not reach the server"
+    # no flusher: with APIGEN_EAGER_US the launch leaves at once (the thread
+    # sent nothing before it); without, it waits for a synchronous call
+    for eager in 1 0; do
+        stop_server
+        export APIGEN_TRACE="$TMP/server-trace.$eager.log"
+        start_unix_server
+        unset APIGEN_TRACE
+        APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager EXA_TRACE_WATCH="$TMP/server-trace.$eager.log" \
+            run_remote "eager$eager" "$URL" "$BUILD/examples/exa/exa_timer_flush" 1000
+        show "$TMP/eager$eager.out" "forwarded stdout, APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager"
+        want=$((1 - eager))
+        [ "$(cat "$TMP/eager$eager.rc")" = $want ] ||
+            fail "APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager: exit $(cat "$TMP/eager$eager.rc"), want $want"
+    done
     ;;
 sync_storm)
     # Regression test of d59d571: two threads synchronizing at once each sent a
