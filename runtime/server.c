@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <dirent.h>
@@ -1513,9 +1514,15 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 continue;
             }
             /* lanes past their handshake count for nothing; lanes still
-             * to come may arrive beyond the bound (count_conn) */
+             * to come may arrive beyond the bound (count_conn). Under
+             * --isolation process the grants live in the session processes
+             * and the lanes they route here (route_to_child) are only in
+             * their handshake: each session may be opening all its lanes
+             * at once (the guest opens them together). */
             unsigned expected = rt_lanes_expected();
             pthread_mutex_lock(&srv->mu);
+            if (srv->isolation == ISO_PROCESS && srv->nchildren < UINT_MAX / RT_LANES_MAX)
+                expected += RT_LANES_MAX * srv->nchildren;
             bool full = srv->nconns - srv->nlanes >= srv->max_conns + expected;
             pthread_mutex_unlock(&srv->mu);
             if (full) {
