@@ -1063,9 +1063,6 @@ static void unlock_thr(gthr *t)
     }
 }
 
-/* Opens t's lanes (lanes.c): their connections, each with a handshake
- * that names t's connection, then their threads. A failure is said once
- * and leaves t on its one connection. Under t->mu. */
 /* One lane's connection and handshake (open_lanes runs them side by side). */
 typedef struct lane_open {
     gapi *g;
@@ -1091,6 +1088,9 @@ static void *lane_open_main(void *arg)
     return NULL;
 }
 
+/* Opens t's lanes (lanes.c): their connections, each with a handshake
+ * that names t's connection, then their threads. A failure is said once
+ * and leaves t on its one connection. Under t->mu. */
 static void open_lanes(gthr *t, rt_lanes *L)
 {
     gapi *g = t->g;
