@@ -1107,7 +1107,8 @@ static void open_lanes(gthr *t, rt_lanes *L)
     hl.lane = true;
     /* All lanes connect and shake hands at once: one after the other they
      * cost the first large copy a handshake each (~1.5 ms for 4 over tcp on
-     * the H200). A lane whose thread cannot start opens on this thread. */
+     * a 16-core GPU machine). A lane whose thread cannot start opens on
+     * this thread. */
     lane_open *o = calloc(hl.count, sizeof *o);
     pthread_t th[RT_LANES_MAX];
     bool started[RT_LANES_MAX] = {false};
