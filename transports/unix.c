@@ -89,9 +89,14 @@ static bool unix_listen(const apigen_url *u, const char *url, apigen_listener **
      * never meets "Connection refused" from a socket still being set up.
      * Where no side name fits sun_path, bind the name itself. */
     char side[sizeof((struct sockaddr_un *)0)->sun_path];
+    struct stat st;
     const char *bound = side_name(u->path, side, sizeof side) ? side : u->path;
-    if (bound == side)
-        unlink(side); /* left by a server of this pid that died here */
+    if (bound == side && lstat(side, &st) == 0) {
+        if (S_ISSOCK(st.st_mode))
+            unlink(side); /* left by a server of this pid that died here */
+        else
+            bound = u->path; /* someone's file: never removed */
+    }
     struct sockaddr_un sa;
     socklen_t sl = fill_addr(&sa, bound);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
