@@ -1080,7 +1080,7 @@ static void *lane_open_main(void *arg)
 {
     lane_open *o = arg;
     uint32_t st;
-    uint8_t key[RT_KEY_LEN];
+    uint8_t key[RT_KEY_LEN]; /* hello() writes the session's key back: one copy per lane */
     memcpy(key, o->key, sizeof key);
     o->ok = apigen_tp_connect(o->g->url, o->g->connect_ms, &o->conn, o->why, sizeof o->why) &&
             hello(o->g, o->conn, true, key, o->tid, o->list, o->n, &st, o->why, sizeof o->why,

@@ -178,8 +178,7 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     pthread_mutex_unlock(&lock_);
     if (i < 0) return CUDA_ERROR_INVALID_VALUE;
     if (owned) /* a small block has its chunk's PORTABLE bit (pinned_chunks.h) */
-        f = (f & ~(unsigned)CU_MEMHOSTALLOC_PORTABLE) |
-            (pc_portable(p, (f & CU_MEMHOSTALLOC_PORTABLE) != 0) ? CU_MEMHOSTALLOC_PORTABLE : 0);
+        f = pc_flags(p, f, CU_MEMHOSTALLOC_PORTABLE);
     /* with unified addressing all pinned and registered memory is mapped:
      * the driver reports DEVICEMAP whether it was asked or not (H200, driver
      * 580: tests/gpu/attr_probe.c); PORTABLE as pinned_chunks.h models. */

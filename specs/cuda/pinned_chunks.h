@@ -94,4 +94,12 @@ static inline bool pc_portable(const void *p, bool asked)
     return r;
 }
 
+/* flags with the PORTABLE bit (portable_bit: the API's value of it) the
+ * driver reports for the allocation holding p */
+static inline unsigned pc_flags(const void *p, unsigned flags, unsigned portable_bit)
+{
+    bool asked = (flags & portable_bit) != 0;
+    return (flags & ~portable_bit) | (pc_portable(p, asked) ? portable_bit : 0);
+}
+
 #endif

@@ -1336,9 +1336,7 @@ APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
      * tests/gpu/pinned-attrs.sh); cudaHostAllocPortable of an allocation as
      * the driver's chunks give it (pinned_chunks.h) */
     unsigned f = r.flags | cudaHostAllocMapped;
-    if (r.owned)
-        f = (f & ~(unsigned)cudaHostAllocPortable) |
-            (pc_portable(pHost, (f & cudaHostAllocPortable) != 0) ? cudaHostAllocPortable : 0);
+    if (r.owned) f = pc_flags(pHost, f, cudaHostAllocPortable);
     *pFlags = f;
     return cudaSuccess;
 }

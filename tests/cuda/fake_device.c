@@ -278,13 +278,13 @@ static struct {
     size_t mapped; /* cudaHostAlloc's own mapping (0: registered memory) */
 } regs_[256];
 static pthread_mutex_t regs_lock_ = PTHREAD_MUTEX_INITIALIZER; /* the server's sessions as threads */
-static void reg_add(void *ptr, size_t size, unsigned flags)
+static void reg_add(void *ptr, size_t size, unsigned flags, size_t mapped)
 {
     pthread_mutex_lock(&regs_lock_);
     for (int i = 0; i < 256; i++)
         if (!regs_[i].p) {
             regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags, regs_[i].device = current_;
-            regs_[i].mapped = 0;
+            regs_[i].mapped = mapped;
             break;
         }
     pthread_mutex_unlock(&regs_lock_);
@@ -319,12 +319,8 @@ FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
     size_t len = ((size ? size : 1) + 4095) & ~(size_t)4095;
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
-    reg_add(m, size ? size : 1, flags);
+    reg_add(m, size ? size : 1, flags, len);
     pc_add(m, size, (flags & cudaHostAllocPortable) != 0);
-    pthread_mutex_lock(&regs_lock_);
-    for (int i = 0; i < 256; i++)
-        if (regs_[i].p == m) regs_[i].mapped = len;
-    pthread_mutex_unlock(&regs_lock_);
     *p = m;
     return cudaSuccess;
 }
@@ -359,7 +355,7 @@ FAKE cudaError_t cudaDeviceReset(void)
 }
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    reg_add(ptr, size, flags);
+    reg_add(ptr, size, flags, 0);
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostUnregister(void *ptr)
@@ -379,8 +375,7 @@ FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
             mapped = regs_[i].mapped;
     pthread_mutex_unlock(&regs_lock_);
     if (mapped) /* cudaHostAlloc's: PORTABLE as the driver's chunks give it */
-        *flags = (*flags & ~(unsigned)cudaHostAllocPortable) |
-                 (pc_portable(ptr, (f & cudaHostAllocPortable) != 0) ? cudaHostAllocPortable : 0);
+        *flags = pc_flags(ptr, *flags, cudaHostAllocPortable);
     return cudaSuccess;
 }
 /* mapped host memory with unified addressing: the device pointer is the

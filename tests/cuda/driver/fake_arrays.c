@@ -224,9 +224,7 @@ FAKE CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
     pinned b;
     if (!flags || !pinned_of((uintptr_t)p, &b)) return CUDA_ERROR_INVALID_VALUE;
     *flags = b.flags | CU_MEMHOSTALLOC_DEVICEMAP; /* the real driver: all pinned memory is mapped */
-    if (b.owned)
-        *flags = (*flags & ~(unsigned)CU_MEMHOSTALLOC_PORTABLE) |
-                 (pc_portable(p, (b.flags & CU_MEMHOSTALLOC_PORTABLE) != 0) ? CU_MEMHOSTALLOC_PORTABLE : 0);
+    if (b.owned) *flags = pc_flags(p, *flags, CU_MEMHOSTALLOC_PORTABLE);
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuCtxGetDevice(CUdevice *d)
