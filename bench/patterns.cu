@@ -23,6 +23,8 @@
 //                     first cudaMemcpyAsync H2D from it (+ stream sync), a
 //                     later one of the same size (best of 3)
 //
+// BENCH_PATTERNS=constant,pin_first_4M runs only the patterns named.
+//
 // BENCH_PATTERN_COUNT=1 (tests/gpu/patterns.sh sets it, with APIGEN_TRACE):
 // instead of timing, each loop runs 10 and then 20 iterations, each run
 // between two lines appended to the APIGEN_TRACE file:
@@ -177,8 +179,24 @@ static void count_setup()
 // (host clock, or the events' time where the program times with events).
 typedef double (*run_fn)(int iters);
 
+// BENCH_PATTERNS=name,name (default all): only the loops named run (a
+// traced look at one pattern without the others' lines around it).
+static bool wanted(const char *name)
+{
+    const char *only = getenv("BENCH_PATTERNS");
+    if (!only || !*only)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)); p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n]))
+            return true;
+    return false;
+}
+
 static void loop_pattern(const char *name, const char *desc, run_fn run, int iters)
 {
+    if (!wanted(name))
+        return;
     if (counting) {
         run(2); // warm, as the timed runs warm
         for (int k = 1; k <= 2; k++) {
@@ -325,6 +343,8 @@ static void pinned(size_t bytes, const char *tag)
     snprintf(desc[0], sizeof desc[0], "cudaMallocHost %s", tag);
     snprintf(desc[1], sizeof desc[1], "first cudaMemcpyAsync H2D %s from it", tag);
     snprintf(desc[2], sizeof desc[2], "later cudaMemcpyAsync H2D %s (best of 3)", tag);
+    if (!wanted(name[0]) && !wanted(name[1]) && !wanted(name[2]))
+        return;
     // a destination of the copy's size (dbig holds 32 MiB: a 64 MiB copy
     // into it was cudaErrorInvalidValue natively and stopped the worker)
     void *dst = nullptr;
@@ -410,7 +430,7 @@ int main()
     // the multi-pass result: x <- 0.5 x + 1, from 0, converges to 2
     float back = 0;
     CK(cudaMemcpy(&back, dbig, sizeof back, cudaMemcpyDeviceToHost));
-    if (back < 1.9f || back > 2.0f)
+    if (wanted("multipass") && (back < 1.9f || back > 2.0f))
         fprintf(stderr, "patterns: multipass: wrong value %f (want about 2)\n", back);
     return 0;
 }

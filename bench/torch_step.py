@@ -28,7 +28,8 @@ torch.backends.cudnn.benchmark = False
 torch.use_deterministic_algorithms(True)
 
 g = torch.Generator(device="cuda").manual_seed(1)
-batch = int(os.environ.get("TORCH_STEP_BATCH", "0"))
+# TORCH_STEP_BATCH_CNN / _TRANSFORMER set one case's batch, TORCH_STEP_BATCH both
+batch = int(os.environ.get("TORCH_STEP_BATCH_" + case.upper(), os.environ.get("TORCH_STEP_BATCH", "0")))
 if case == "cnn":
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(), torch.nn.MaxPool2d(2),

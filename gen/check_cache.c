@@ -170,6 +170,9 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
         const param_def *p = &f->sig.params[i];
         const char *why = uncacheable_param(&p->ann);
         if (!why || (f->memo && f->memo[i])) continue;
+        /* a handle may key an answer of a group that every call ending such
+         * an object forgets (check_group_handles verifies the spec's destroys) */
+        if (p->ann.kind == PK_HANDLE && !f->memo && group) continue;
         if (p->ann.kind == PK_HANDLE && f->memo)
             why = "a handle listed in neither `cache.contents` (keyed by what it holds) nor "
                   "`cache.ids` (keyed by its id: an object whose answer-relevant state never "
@@ -377,6 +380,58 @@ static void check_forget(api_model *m, function_def *f, const spec_node *E, diag
     }
 }
 
+static int forgets(const function_def *g, int group)
+{
+    for (size_t i = 0; i < g->ncache_forget; i++)
+        if (g->cache_forget[i] == group) return 1;
+    return 0;
+}
+
+/* Whether g ends handles of type T: a `destroys:` parameter of T, or T's
+ * `destroy:` function. */
+static int ends_handles_of(const api_model *m, const function_def *g, const char *T)
+{
+    for (size_t k = 0; k < m->nhandles; k++)
+        if (strcmp(m->handles[k].name, T) == 0 && m->handles[k].destroy_fn &&
+            strcmp(m->handles[k].destroy_fn, g->name) == 0)
+            return 1;
+    for (size_t i = 0; i < g->sig.nparams; i++) {
+        const param_ann *a = &g->sig.params[i].ann;
+        if (a->kind == PK_HANDLE && a->destroys && a->handle_type && strcmp(a->handle_type, T) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* An answer keyed by a handle (`cache: {group: G}` with a handle parameter)
+ * stays true only while the object lives: a handle value of an ended object
+ * may name a new one. Every function of this spec that ends such an object
+ * must forget G (calls that end it otherwise, another API's included, are the
+ * spec author's to list). */
+static void check_group_handles(api_model *m, const spec_node *const *entries, diag_sink *d)
+{
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (!f->cache || f->cache_group < 0 || f->memo) continue;
+        for (size_t j = 0; j < f->sig.nparams; j++) {
+            const param_ann *a = &f->sig.params[j].ann;
+            if (a->kind != PK_HANDLE || !a->handle_type) continue;
+            for (size_t k = 0; k < m->nfunctions; k++) {
+                const function_def *g = &m->functions[k];
+                if (ends_handles_of(m, g, a->handle_type) &&
+                    !forgets(g, f->cache_group))
+                    diag_error(d, entries[k] ? entries[k]->loc : g->loc, g->name, NULL,
+                               "it ends a %s, whose handle keys the answers %s keeps (cache.group "
+                               "'%s'): add '%s' to its `cache_forget:` (a new object may get "
+                               "the ended one's handle)",
+                               a->handle_type, f->name,
+                               m->api.cache_groups[f->cache_group],
+                               m->api.cache_groups[f->cache_group]);
+            }
+        }
+    }
+}
+
 void check_cache(api_model *m, const spec_node *root, const spec_node *const *entries,
                  diag_sink *d)
 {
@@ -397,4 +452,5 @@ void check_cache(api_model *m, const spec_node *root, const spec_node *const *en
         check_one(m, &m->functions[i], entries[i], d);
         check_forget(m, &m->functions[i], entries[i], d);
     }
+    check_group_handles(m, entries, d);
 }

@@ -3076,6 +3076,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3124,6 +3126,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3171,6 +3175,8 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3800,6 +3806,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ct
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_ctxId = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuCtxGetId, srv_))
@@ -3809,7 +3816,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ct
         if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_ctxId)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, ctxId != NULL)) goto nomem; /* ctxId */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (ctx != 0), &cached_, "contexts"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -3818,6 +3825,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ct
         ret_ = (CUresult)v_;
     }
     if (ctxId != NULL && !apigen_get_into(&call_.rd, ctxId, n_ctxId, NULL)) goto bad; /* ctxId */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3840,7 +3849,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetId(ctx=%#llx, ctxId=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)ctxId, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetId(ctx=%#llx, ctxId=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)ctxId, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4314,6 +4323,7 @@ APIGEN_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4493,6 +4503,7 @@ APIGEN_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6110,6 +6121,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6156,6 +6169,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6202,6 +6217,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6248,6 +6265,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7695,6 +7714,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7741,6 +7761,7 @@ APIGEN_EXPORT CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7785,6 +7806,7 @@ APIGEN_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache confi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7829,6 +7851,7 @@ APIGEN_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7873,6 +7896,7 @@ APIGEN_EXPORT CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12077,6 +12101,8 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12970,6 +12996,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13015,6 +13042,7 @@ APIGEN_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache conf
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13572,6 +13600,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryUnload(CUlibrary library)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -21673,6 +21702,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuModuleUnload(CUmodule hmod)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -22044,6 +22074,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlock
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_numBlocks = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)func); /* func */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessor, srv_))
@@ -22055,7 +22086,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlock
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_numBlocks)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, numBlocks != NULL)) goto nomem; /* numBlocks */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (true), &cached_, "functions"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -22064,6 +22095,8 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlock
         ret_ = (CUresult)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -22086,7 +22119,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks=%#llx, func=%#llx, blockSize=%lld, dynamicSMemSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)numBlocks, (unsigned long long)(uintptr_t)func, (long long)blockSize, (unsigned long long)dynamicSMemSize, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks=%#llx, func=%#llx, blockSize=%lld, dynamicSMemSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)numBlocks, (unsigned long long)(uintptr_t)func, (long long)blockSize, (unsigned long long)dynamicSMemSize, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -22098,6 +22131,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_numBlocks = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)func); /* func */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, srv_))
@@ -22110,7 +22144,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int 
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_numBlocks)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, numBlocks != NULL)) goto nomem; /* numBlocks */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (true), &cached_, "functions"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -22119,6 +22153,8 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int 
         ret_ = (CUresult)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -22141,7 +22177,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks=%#llx, func=%#llx, blockSize=%lld, dynamicSMemSize=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)numBlocks, (unsigned long long)(uintptr_t)func, (long long)blockSize, (unsigned long long)dynamicSMemSize, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks=%#llx, func=%#llx, blockSize=%lld, dynamicSMemSize=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)numBlocks, (unsigned long long)(uintptr_t)func, (long long)blockSize, (unsigned long long)dynamicSMemSize, (unsigned long long)flags, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

@@ -4013,6 +4013,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
         apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
+    apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4054,6 +4056,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4253,6 +4256,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5549,6 +5553,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFuncSetAttribute(const void *func, enum
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5594,6 +5599,7 @@ APIGEN_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFunc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5639,6 +5645,7 @@ APIGEN_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */

@@ -16,6 +16,8 @@ struct fake_ctx {
     int dev;
     int primary;
     int alive;
+    unsigned long long id; /* cuCtxGetId: numbered when first asked, 0 until then; a
+                              primary context reset or released to none is a new one */
 };
 
 HIDDEN struct fake_ctx *fake_primary(int dev);

@@ -11,7 +11,7 @@
 #include "fake_tstate.h"
 
 static pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-static struct fake_ctx primary_[FAKE_NDEV] = {{0, 1, 1}, {1, 1, 1}};
+static struct fake_ctx primary_[FAKE_NDEV] = {{0, 1, 1, 0}, {1, 1, 1, 0}};
 static int refs_[FAKE_NDEV], rt_held_[FAKE_NDEV];
 static unsigned flags_[FAKE_NDEV];
 static _Thread_local struct fake_ctx *stack_[16];
@@ -48,13 +48,14 @@ void fake_retain(int d)
 void fake_release(int d)
 {
     pthread_mutex_lock(&mu_);
-    if (refs_[d] > 0) refs_[d]--;
+    if (refs_[d] > 0 && --refs_[d] == 0) primary_[d].id = 0;
     pthread_mutex_unlock(&mu_);
 }
 void fake_reset(int d)
 {
     pthread_mutex_lock(&mu_);
     refs_[d] = 0;
+    primary_[d].id = 0;
     rt_held_[d] = 0;
     pthread_mutex_unlock(&mu_);
 }
@@ -221,10 +222,18 @@ FAKE CUresult cuCtxSetFlags(unsigned int flags)
     if (c->primary) flags_[c->dev] = flags;
     return CUDA_SUCCESS;
 }
+/* ids as the driver gives them: 1, 2, ... in the order contexts come to be
+ * (here: first asked); a destroyed context has none */
+static unsigned long long next_id_;
 FAKE CUresult cuCtxGetId(CUcontext c, unsigned long long *id)
 {
     if (!id) return CUDA_ERROR_INVALID_VALUE;
     if (!c && !(c = (CUcontext)fake_current())) return CUDA_ERROR_INVALID_CONTEXT;
-    *id = (unsigned long long)(((struct fake_ctx *)c)->primary ? ((struct fake_ctx *)c)->dev + 1 : 100);
+    struct fake_ctx *x = (struct fake_ctx *)c;
+    if (!x->alive) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    pthread_mutex_lock(&mu_);
+    if (!x->id) x->id = ++next_id_;
+    *id = x->id;
+    pthread_mutex_unlock(&mu_);
     return CUDA_SUCCESS;
 }

@@ -49,6 +49,14 @@ static void state(const char *when, int d)
     printf("%s: device %d's primary context: flags %u, active %d (%d)\n", when, d, f, a, (int)r);
 }
 
+/* cuCtxGetId, whose answer the guest keeps per context until one ends */
+static void ctx_id(const char *when, CUcontext c, const char *name)
+{
+    unsigned long long id = 0;
+    CUresult r = cuCtxGetId(c, &id);
+    printf("%s: cuCtxGetId(%s) = %llu (%d)\n", when, name, r == CUDA_SUCCESS ? id : 0ull, (int)r);
+}
+
 static void mark(const char *phase)
 {
     size_t fr = 0, tot = 0;
@@ -114,6 +122,10 @@ int main(int argc, char **argv)
     printf("cuCtxCreate(device 1) = %d\n", (int)cuCtxCreate(&mine, NULL, 0, 1));
     dev("after cuCtxCreate");
     ctx("after cuCtxCreate");
+    ctx_id("after cuCtxCreate", mine, "mine");
+    ctx_id("after cuCtxCreate", p0, "primary 0");
+    ctx_id("asked again", mine, "mine");
+    ctx_id("the current one", NULL, "NULL");
     CUcontext popped = NULL;
     printf("cuCtxPopCurrent = %d\n", (int)cuCtxPopCurrent(&popped));
     printf("popped: %s\n", ctx_name(popped));
@@ -122,7 +134,9 @@ int main(int argc, char **argv)
     dev("after cuCtxPushCurrent(primary 1)");
     printf("cuCtxPopCurrent = %d\n", (int)cuCtxPopCurrent(NULL));
     dev("after cuCtxPopCurrent");
+    CUcontext gone = mine;
     printf("cuCtxDestroy = %d\n", (int)cuCtxDestroy(mine));
+    ctx_id("after cuCtxDestroy", gone, "the destroyed one");
     mine = NULL;
     dev("after cuCtxDestroy");
     ctx("after cuCtxDestroy");
@@ -161,11 +175,14 @@ int main(int argc, char **argv)
     printf("cuCtxSetFlags(yield) = %d\n", (int)cuCtxSetFlags(CU_CTX_SCHED_YIELD));
     state("after cuCtxSetFlags", 0);
     state("before the release", 1);
+    ctx_id("before the release", p1, "primary 1");
     printf("cuDevicePrimaryCtxRelease(1) = %d\n", (int)cuDevicePrimaryCtxRelease(1));
     state("after one release", 1);
     printf("cuDevicePrimaryCtxReset(1) = %d\n", (int)cuDevicePrimaryCtxReset(1));
     state("after cuDevicePrimaryCtxReset", 1);
     state("asked again", 1);
+    ctx_id("after cuDevicePrimaryCtxReset (a new context)", p1, "primary 1");
+    ctx_id("before cudaDeviceReset", p0, "primary 0");
     printf("cudaDeviceReset = %d\n", (int)cudaDeviceReset());
     state("after cudaDeviceReset", 0);
     ctx("after cudaDeviceReset");
@@ -179,20 +196,22 @@ int main(int argc, char **argv)
     unsigned f0 = 0;
     int a0 = -1;
     CUcontext c0 = NULL;
+    unsigned long long id0 = 0;
     for (int i = 0; i < iters; i++) {
         int d = -1, a = -1;
         unsigned f = 0;
         CUcontext c = NULL;
+        unsigned long long id = 0;
         cublasMath_t mm = CUBLAS_DEFAULT_MATH;
         if (cudaGetDevice(&d) != cudaSuccess || cuDevicePrimaryCtxGetState(d, &f, &a) != CUDA_SUCCESS ||
             cublasGetMathMode(h, &mm) != CUBLAS_STATUS_SUCCESS || cudaGetLastError() != cudaSuccess ||
-            cuCtxGetCurrent(&c) != CUDA_SUCCESS)
+            cuCtxGetCurrent(&c) != CUDA_SUCCESS || cuCtxGetId(c, &id) != CUDA_SUCCESS)
             same = 0;
-        if (i == 0) d0 = d, f0 = f, a0 = a, c0 = c;
-        same &= d == d0 && f == f0 && a == a0 && c == c0;
+        if (i == 0) d0 = d, f0 = f, a0 = a, c0 = c, id0 = id;
+        same &= d == d0 && f == f0 && a == a0 && c == c0 && id == id0;
     }
-    printf("loop x%d: device %d, flags %u, active %d, context %s, every answer the same: %s\n",
-           iters, d0, f0, a0, ctx_name(c0), same ? "yes" : "NO");
+    printf("loop x%d: device %d, flags %u, active %d, context %s (id %llu), every answer the same: %s\n",
+           iters, d0, f0, a0, ctx_name(c0), id0, same ? "yes" : "NO");
     mark("loop");
     cublasDestroy(h);
     cudaFree(p);

@@ -7,9 +7,10 @@
 # server): the same output all three times. Then, from the guest's trace,
 # the round trips of the PyTorch-like loop (phase "loop", ITERS rounds of
 # cudaGetDevice, cuDevicePrimaryCtxGetState, cublasGetMathMode,
-# cudaGetLastError, cuCtxGetCurrent): with APIGEN_CACHE=0 every call;
-# with kept answers the device, the primary context's state and the
-# current context cost one round trip each at most (the first round's),
+# cudaGetLastError, cuCtxGetCurrent, cuCtxGetId of that context): with
+# APIGEN_CACHE=0 every call; with kept answers the device, the primary
+# context's state, the current context and its id cost one round trip each
+# at most (the first round's),
 # the library call and cudaGetLastError one per round.
 set -u
 server=$1 stubdir=$2 nodriver=$3 fake=$4 prog=$5 transport=$6
@@ -57,7 +58,7 @@ count() { # RUN FUNCTION
 }
 rc=0
 report=
-for fn in cudaGetDevice cuDevicePrimaryCtxGetState cuCtxGetCurrent cublasGetMathMode cudaGetLastError; do
+for fn in cudaGetDevice cuDevicePrimaryCtxGetState cuCtxGetCurrent cuCtxGetId cublasGetMathMode cudaGetLastError; do
     k=$(count kept $fn) n=$(count nocache $fn)
     report="$report $fn $n->$k"
     [ "$n" = $iters ] || { echo "FAIL: $fn reached the server $n times with APIGEN_CACHE=0, want $iters"; rc=1; }

@@ -25,7 +25,9 @@ struct CUmod_st { int loaded; };
 struct CUlib_st { int loaded; };
 /* a function and a kernel are one object: the driver takes a CUkernel
  * where a CUfunction is expected */
-struct CUfunc_st { const struct kernel *k; const struct fake_pattern_kernel *pk; };
+/* max_dyn: the dynamic shared memory the function may take, 0 = 48 KiB
+ * (cuFuncSetAttribute's MAX_DYNAMIC_SHARED_SIZE_BYTES; occupancy reads it) */
+struct CUfunc_st { const struct kernel *k; const struct fake_pattern_kernel *pk; int max_dyn; };
 struct CUkern_st { const struct kernel *k; };
 
 static struct CUctx_st primary_;
@@ -557,7 +559,10 @@ static int func_attribute(CUfunction_attribute a, const void *f)
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: return 16;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 75;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return 49152;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: {
+        int m = ((const struct CUfunc_st *)f)->max_dyn;
+        return m ? m : 49152;
+    }
     default: return 0;
     }
 }
@@ -863,13 +868,22 @@ FAKE CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
     return cuMemcpy2D_v2(c);
 }
 
-/* occupancy: as many blocks as fit the threads of a multiprocessor */
+/* occupancy: as many blocks as fit the threads of a multiprocessor; none
+ * when the dynamic shared memory is more than the function may take */
 FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem)
 {
-    (void)smem;
     NEED_INIT();
     if (!n || !f || block <= 0) return CUDA_ERROR_INVALID_VALUE;
-    *n = 1024 / block > 16 ? 16 : 1024 / block;
+    *n = smem > (size_t)(f->max_dyn ? f->max_dyn : 49152) ? 0 : 1024 / block > 16 ? 16 : 1024 / block;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    NEED_INIT();
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_NOT_SUPPORTED;
+    if (v < 0 || v > 232448) return CUDA_ERROR_INVALID_VALUE; /* an H100's opt-in limit */
+    f->max_dyn = v;
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int block,
