@@ -130,11 +130,11 @@ typedef struct gapi {
      * call (flusher_on: decided). */
     int flush_us;
     atomic_bool flusher_on;
-    /* Eager sends (APIGEN_EAGER_US, default 0 = off): a queued async call
-     * leaves at once when its thread sent nothing for that long, so a
-     * server that waits gets work while the program is busy elsewhere;
-     * calls coming faster still leave together, at most one send per
-     * eager_ns. Set with flush_us (start_flusher). */
+    /* Eager sends (APIGEN_EAGER_US; default the transport's: shm 20, sockets
+     * 0 = off): a queued async call leaves at once when its thread sent
+     * nothing for that long, so a server that waits gets work while the
+     * program is busy elsewhere; calls coming faster still leave together,
+     * at most one send per eager_ns. Set with flush_us (start_flusher). */
     int64_t eager_ns;
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
@@ -1355,7 +1355,9 @@ static void start_flusher(gapi *g)
     pthread_mutex_lock(&g->mu);
     if (!atomic_load(&g->flusher_on)) {
         g->flush_us = env_int("APIGEN_FLUSH_US", 200, "microseconds");
-        g->eager_ns = (int64_t)env_int("APIGEN_EAGER_US", 0, "microseconds") * 1000;
+        /* the transport's default: on where a send costs no system call */
+        g->eager_ns = (int64_t)env_int("APIGEN_EAGER_US", apigen_tp_eager_us(g->ctrl),
+                                       "microseconds") * 1000;
         if (g->flush_us > 0) {
             pthread_t th;
             pthread_attr_t at;

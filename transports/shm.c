@@ -1081,4 +1081,7 @@ const tp_ops tp_shm_ops = {
     .close = tp_shm_close,
     .handoff_fds = shm_handoff_fds,
     .release = tp_shm_disown,
+    /* H200, 2026-11-27 (docs/performance.md): PyTorch steps 0.82-0.96x ->
+     * 0.91-1.01x native over shm; over tcp no gain (a send is a syscall) */
+    .eager_us = 20,
 };

@@ -383,6 +383,7 @@ void apigen_tp_close(apigen_conn *c)
 const char *apigen_tp_peer(const apigen_conn *c) { return c ? c->peer : "(none)"; }
 int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
 bool apigen_tp_lanes_useful(const apigen_conn *c) { return c && c->ops->lanes; }
+int apigen_tp_eager_us(const apigen_conn *c) { return c ? c->ops->eager_us : 0; }
 void apigen_tp_set_user(apigen_conn *c, void *p)
 {
     if (c)

@@ -56,6 +56,11 @@ typedef struct tp_ops {
     /* several connections of this transport carry one large transfer faster
      * than one (tcp: one stream is bound by one socket's window and wake-ups) */
     bool lanes;
+    /* microseconds a sender's queued async calls wait at most before they
+     * leave when it sent nothing for that long (APIGEN_EAGER_US's default;
+     * 0: they wait for the flusher or a synchronous call). Worth it where a
+     * send is a copy into memory the peer polls (shm), not a system call */
+    int eager_us;
 } tp_ops;
 
 /* table.c: every transport, and the one a URL or a peer name names */

@@ -93,6 +93,10 @@ int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
 /* Whether several connections of c's transport carry one large transfer
  * faster than c alone (tcp): the runtime's lanes (runtime/lanes.c). */
 bool apigen_tp_lanes_useful(const apigen_conn *c);
+/* How long (us) a queued async call of c's sender waits at most once the
+ * sender was idle that long: the default of APIGEN_EAGER_US for c (shm 20,
+ * sockets 0: off). */
+int apigen_tp_eager_us(const apigen_conn *c);
 /* One pointer the runtime keeps with a connection (NULL at first; the
  * transport never reads it, apigen_tp_close does not free it). */
 void apigen_tp_set_user(apigen_conn *c, void *p);

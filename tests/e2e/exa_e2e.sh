@@ -598,6 +598,22 @@ timer_flush)
         [ "$(cat "$TMP/eager$eager.rc")" = $want ] ||
             fail "APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager: exit $(cat "$TMP/eager$eager.rc"), want $want"
     done
+    # the default is the transport's: on over shm (a send is a copy into
+    # shared memory), off over unix (a system call per send)
+    unset APIGEN_EAGER_US
+    for tr in shm unix; do
+        stop_server
+        export APIGEN_TRACE="$TMP/server-trace.$tr.log"
+        TRANSPORT=$tr start_unix_server
+        unset APIGEN_TRACE
+        APIGEN_FLUSH_US=0 EXA_TRACE_WATCH="$TMP/server-trace.$tr.log" \
+            run_remote "default-$tr" "$URL" "$BUILD/examples/exa/exa_timer_flush" 1000
+        show "$TMP/default-$tr.out" "forwarded stdout over $tr, APIGEN_FLUSH_US=0, APIGEN_EAGER_US unset"
+        want=0
+        [ $tr = unix ] && want=1
+        [ "$(cat "$TMP/default-$tr.rc")" = $want ] ||
+            fail "over $tr, APIGEN_FLUSH_US=0 and the default APIGEN_EAGER_US: exit $(cat "$TMP/default-$tr.rc"), want $want"
+    done
     ;;
 sync_storm)
     # Regression test of d59d571: two threads synchronizing at once each sent a
