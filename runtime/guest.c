@@ -188,6 +188,10 @@ typedef struct gthr {
     gapi *g;
     unsigned gen;
     apigen_conn *conn;
+    /* lanes being opened ahead of the first large copy (lanes_ahead): their
+     * connections, made on a thread of their own; the first flush that
+     * needs them, or finds them ready, adopts them (under mu) */
+    struct lanes_ahead *ahead;
     apigen_wr q; /* queued async frames, then the frame being built */
     size_t frame_off;
     bool in_frame;
@@ -333,6 +337,8 @@ static void pend_unreported(gthr *t, const char *when)
     t->npend = 0;
 }
 
+static void lanes_ahead_drop(gthr *t);
+
 static void free_thr(gthr *t, bool flush)
 {
     char err[256];
@@ -347,6 +353,7 @@ static void free_thr(gthr *t, bool flush)
             apigen_log("%s: queued calls lost at thread exit: %s", t->g->api->name, err);
     if (t->gen == t->g->gen)
         gids_sent(t);
+    lanes_ahead_drop(t);
     rt_lanes_free(t->conn);
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
@@ -1055,6 +1062,15 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     return true;
 }
 
+/* mu taken for the owner if free (another thread may be sending t's queue) */
+static bool lock_thr_try(gthr *t)
+{
+    if (t->locked || !tlock_try(&t->mu))
+        return false;
+    t->locked = true;
+    return true;
+}
+
 static void unlock_thr(gthr *t)
 {
     if (t->locked) {
@@ -1063,12 +1079,12 @@ static void unlock_thr(gthr *t)
     }
 }
 
-/* One lane's connection and handshake (open_lanes runs them side by side). */
+/* One lane's connection and handshake (connect_lanes runs them side by side). */
 typedef struct lane_open {
     gapi *g;
-    const uint8_t *key;
+    uint8_t key[RT_KEY_LEN]; /* hello() writes the session's key back: one copy per lane */
     uint64_t tid;
-    const apigen_api *const *list;
+    const apigen_api *list[RT_FAMILY_MAX];
     unsigned n;
     hello_lanes hl;
     apigen_conn *conn;
@@ -1080,71 +1096,176 @@ static void *lane_open_main(void *arg)
 {
     lane_open *o = arg;
     uint32_t st;
-    uint8_t key[RT_KEY_LEN]; /* hello() writes the session's key back: one copy per lane */
-    memcpy(key, o->key, sizeof key);
     o->ok = apigen_tp_connect(o->g->url, o->g->connect_ms, &o->conn, o->why, sizeof o->why) &&
-            hello(o->g, o->conn, true, key, o->tid, o->list, o->n, &st, o->why, sizeof o->why,
+            hello(o->g, o->conn, true, o->key, o->tid, o->list, o->n, &st, o->why, sizeof o->why,
                   &o->hl);
     return NULL;
 }
 
-/* Opens t's lanes (lanes.c): their connections, each with a handshake
- * that names t's connection, then their threads. A failure is said once
- * and leaves t on its one connection. Under t->mu. */
-static void open_lanes(gthr *t, rt_lanes *L)
+/* t's lanes to open (L's settings, t's session and thread), or NULL (out of
+ * memory); *count of them. Gives L up: it is tried once, whatever comes of it. */
+static lane_open *lanes_prepare(gthr *t, rt_lanes *L, unsigned *count)
+{
+    gapi *g = t->g;
+    hello_lanes hl = {0};
+    rt_lanes_give_up(L);
+    rt_lanes_settings(L, &hl.count, &hl.piece, &hl.min, hl.key);
+    hl.lane = true;
+    lane_open *o = calloc(hl.count ? hl.count : 1, sizeof *o);
+    if (!o)
+        return NULL;
+    unsigned n = atomic_load(&g->napis);
+    for (unsigned i = 0; i < hl.count; i++) {
+        o[i] = (lane_open){.g = g, .tid = t->tid, .n = n, .hl = hl};
+        memcpy(o[i].key, t->skey, sizeof o[i].key);
+        memcpy(o[i].list, g->apis, n * sizeof o[i].list[0]);
+        o[i].hl.index = i;
+    }
+    *count = hl.count;
+    return o;
+}
+
+/* Every lane connects and shakes hands at once: one after the other they
+ * cost the first large copy a handshake each (~1.5 ms for 4 over tcp on a
+ * 16-core GPU machine). A lane whose thread cannot start opens on this
+ * thread. */
+static void connect_lanes(lane_open *o, unsigned count)
+{
+    pthread_t th[RT_LANES_MAX];
+    bool started[RT_LANES_MAX] = {false};
+    for (unsigned i = 1; i < count && i < RT_LANES_MAX; i++)
+        started[i] = pthread_create(&th[i], NULL, lane_open_main, &o[i]) == 0;
+    for (unsigned i = 0; i < count; i++)
+        if (!started[i])
+            lane_open_main(&o[i]);
+    for (unsigned i = 1; i < count && i < RT_LANES_MAX; i++)
+        if (started[i])
+            pthread_join(th[i], NULL);
+}
+
+/* The opened lanes become t's (rt_lanes_start starts their threads), or,
+ * when one could not open, all are closed and t keeps its one connection
+ * (said once). Frees o. Under t->mu. */
+static void lanes_adopt(gthr *t, rt_lanes *L, lane_open *o, unsigned count, const char *how)
 {
     gapi *g = t->g;
     char why[600] = "out of memory";
-    hello_lanes hl = {0};
     apigen_conn *conns[RT_LANES_MAX] = {0};
-    uint8_t key[RT_KEY_LEN];
-    const apigen_api *list[RT_FAMILY_MAX];
-    unsigned n = atomic_load(&g->napis);
-    memcpy(list, g->apis, n * sizeof list[0]);
-    memcpy(key, t->skey, sizeof key);
-    rt_lanes_give_up(L); /* tried once, whatever comes of it */
-    rt_lanes_settings(L, &hl.count, &hl.piece, &hl.min, hl.key);
-    hl.lane = true;
-    /* All lanes connect and shake hands at once: one after the other they
-     * cost the first large copy a handshake each (~1.5 ms for 4 over tcp on
-     * a 16-core GPU machine). A lane whose thread cannot start opens on
-     * this thread. */
-    lane_open *o = calloc(hl.count, sizeof *o);
-    pthread_t th[RT_LANES_MAX];
-    bool started[RT_LANES_MAX] = {false};
     bool ok = o != NULL;
-    for (unsigned i = 0; ok && i < hl.count; i++) {
-        o[i] = (lane_open){.g = g, .key = key, .tid = t->tid, .list = list, .n = n, .hl = hl};
-        o[i].hl.index = i;
-        started[i] = i > 0 && pthread_create(&th[i], NULL, lane_open_main, &o[i]) == 0;
-    }
-    for (unsigned i = 0; ok && i < hl.count; i++)
-        if (!started[i])
-            lane_open_main(&o[i]);
-    for (unsigned i = 0; o && i < hl.count; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
+    for (unsigned i = 0; o && i < count && i < RT_LANES_MAX; i++) {
         conns[i] = o[i].conn;
         if (ok && !o[i].ok) {
             snprintf(why, sizeof why, "%s", o[i].why);
             ok = false;
         }
     }
+    unsigned piece = o && count ? o[0].hl.piece : 0;
+    unsigned long long min = o && count ? (unsigned long long)o[0].hl.min : 0;
     free(o);
     if (!ok) /* the server adopts no lanes of a connection that has not all of them */
-        for (unsigned i = 0; i < hl.count; i++)
+        for (unsigned i = 0; i < count && i < RT_LANES_MAX; i++)
             apigen_tp_close(conns[i]);
     else /* the lanes own the connections now, also when their threads could not start */
-        ok = rt_lanes_start(L, conns, hl.count, why, sizeof why);
+        ok = rt_lanes_start(L, conns, count, why, sizeof why);
     if (!ok) {
         if (!atomic_exchange(&g->lanes_said, true))
             apigen_log("%s: cannot open %u lanes to %s (%s): large copies use one connection",
-                       g->api->name, hl.count, g->url, why);
+                       g->api->name, count, g->url, why);
         return;
     }
     if (apigen_tracing())
-        apigen_trace("%s: %u lanes open (pieces of %u bytes, bulks from %llu bytes)", g->api->name,
-                     hl.count, hl.piece, (unsigned long long)hl.min);
+        apigen_trace("%s: %u lanes open%s (pieces of %u bytes, bulks from %llu bytes)",
+                     g->api->name, count, how, piece, min);
+}
+
+/* Opens t's lanes (lanes.c) now: their connections, each with a handshake
+ * that names t's connection, then their threads. Under t->mu. */
+static void open_lanes(gthr *t, rt_lanes *L)
+{
+    unsigned count = 0;
+    lane_open *o = lanes_prepare(t, L, &count);
+    if (o)
+        connect_lanes(o, count);
+    lanes_adopt(t, L, o, count, "");
+}
+
+/* Lanes opened ahead: a device allocation of at least the lanes' size
+ * (apigen_dev_note) says large copies are coming, so t's lanes connect on a
+ * thread of their own while the program goes on (allocating, filling its
+ * host buffers); the first copy then finds them open instead of waiting
+ * ~1.3 ms for four handshakes (H200, tcp, 2026-11-27). */
+typedef struct lanes_ahead {
+    pthread_t th;
+    lane_open *o;
+    unsigned count;
+    atomic_bool done;
+} lanes_ahead;
+
+static void *lanes_ahead_main(void *arg)
+{
+    lanes_ahead *a = arg;
+    connect_lanes(a->o, a->count);
+    atomic_store(&a->done, true);
+    return NULL;
+}
+
+/* Adopts t's lanes opened ahead once they are ready, or now when this
+ * flush needs them (waiting for the rest of their handshakes). Under t->mu. */
+static void lanes_ahead_adopt(gthr *t, rt_lanes *L, bool needed)
+{
+    lanes_ahead *a = t->ahead;
+    if (!needed && !atomic_load(&a->done))
+        return;
+    pthread_join(a->th, NULL);
+    t->ahead = NULL;
+    lanes_adopt(t, L, a->o, a->count, " (opened ahead)");
+    free(a);
+}
+
+/* At thread exit: the opener is waited for and its connections closed. In
+ * a fork child (another gen) the opener thread is not there: only closed. */
+static void lanes_ahead_drop(gthr *t)
+{
+    lanes_ahead *a = t->ahead;
+    if (!a)
+        return;
+    if (t->gen == t->g->gen)
+        pthread_join(a->th, NULL);
+    for (unsigned i = 0; a->o && i < a->count; i++)
+        apigen_tp_close(a->o[i].conn);
+    free(a->o);
+    free(a);
+    t->ahead = NULL;
+}
+
+void rt_lanes_ahead(const apigen_api *api, int server, uint64_t bytes)
+{
+    if (server < 0)
+        return;
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->index != (unsigned)server || !rt_same_family(t->g->api, api) ||
+            t->gen != t->g->gen)
+            continue;
+        rt_lanes *L = rt_lanes_of(t->conn);
+        if (!L || t->ahead || !rt_lanes_wanted(L, bytes) || !lock_thr_try(t))
+            return;
+        lanes_ahead *a = calloc(1, sizeof *a);
+        if (!a) {
+            unlock_thr(t); /* the first large copy opens them */
+            return;
+        }
+        if ((a->o = lanes_prepare(t, L, &a->count)) &&
+            pthread_create(&a->th, NULL, lanes_ahead_main, a) == 0) {
+            t->ahead = a;
+        } else { /* no thread for it (L is given up): open them now */
+            if (a->o)
+                connect_lanes(a->o, a->count);
+            lanes_adopt(t, L, a->o, a->count, "");
+            free(a);
+        }
+        unlock_thr(t);
+        return;
+    }
 }
 
 /* Sends t's queued frames; false: the connection is lost (said). Under t->mu. */
@@ -1158,7 +1279,9 @@ static bool flush_queue(gthr *t)
         uint64_t largest = 0;
         for (unsigned i = 0; i < t->q.next; i++)
             largest = t->q.ext[i].n > largest ? t->q.ext[i].n : largest;
-        if (rt_lanes_wanted(L, largest))
+        if (t->ahead)
+            lanes_ahead_adopt(t, L, rt_lanes_large(L, largest));
+        else if (rt_lanes_wanted(L, largest))
             open_lanes(t, L);
     }
     if (!rt_wr_send(t->conn, &t->q, t->g->reply_ms, err, sizeof err)) {

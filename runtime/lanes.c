@@ -444,6 +444,11 @@ bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest)
            (__atomic_load_n(&L->want, __ATOMIC_RELAXED) || largest >= L->min);
 }
 
+bool rt_lanes_large(const rt_lanes *L, uint64_t n)
+{
+    return L && (n >= L->min || __atomic_load_n(&L->want, __ATOMIC_RELAXED));
+}
+
 void rt_lanes_give_up(rt_lanes *L)
 {
     if (L)

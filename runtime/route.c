@@ -229,6 +229,7 @@ void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t 
 {
     if (!addr || server < 0) /* kept with one server too: apigen_vouch_dev */
         return;
+    rt_lanes_ahead(api, server, bytes); /* large copies to it are likely to come */
     rapi *r = get(api);
     if (!r || (unsigned)server >= r->n)
         return;

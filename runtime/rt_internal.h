@@ -268,6 +268,12 @@ APIGEN_CHECK bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigne
 /* The guest: whether to open the lanes before sending a bulk of `largest`
  * bytes (or because a large reply came on one connection: note_recv). */
 bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest);
+/* Whether a transfer of n bytes (or a large reply seen) would use lanes. */
+bool rt_lanes_large(const rt_lanes *L, uint64_t n);
+/* guest.c: a device allocation of bytes was noted for api's server (route.c):
+ * the calling thread's lanes to it start opening, on a thread of their own,
+ * when that is as large as their bulks and they were never opened. */
+void rt_lanes_ahead(const apigen_api *api, int server, uint64_t bytes);
 void rt_lanes_give_up(rt_lanes *L);
 void rt_lanes_note_recv(const apigen_conn *c, uint64_t n);
 void rt_lanes_settings(const rt_lanes *L, unsigned *k, uint32_t *piece, uint64_t *min,

@@ -397,6 +397,17 @@ lanes)
             grep -E "closing connection|refused" "$SERVER_LOG" && fail "lanes $cfg ($iso): the server closed or refused a connection"
         done
     done
+    # a device allocation as large as the lanes' bulks opens them ahead, on a
+    # thread of their own: the first copy finds them open (exa_bulk allocates
+    # 9 MiB, then copies)
+    SERVER_ARGS="--isolation thread" start_tcp_server
+    APIGEN_TRACE=1 run_remote ahead "$URL" "$BULK" 9
+    compare nbulk ahead
+    stop_server
+    grep -q "lanes open (opened ahead)" "$TMP/ahead.err" || {
+        show "$TMP/ahead.err" "exa_bulk stderr (traced)"
+        fail "the 9 MiB exaMalloc did not open the lanes ahead of the first copy"
+    }
     # recorded with lanes (the requests as they mean, not as they travelled), replayed
     # by a server that has none: every request matches
     SERVER_ARGS="--isolation thread --record $TMP/lanes.rec" start_tcp_server
