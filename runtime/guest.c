@@ -1247,11 +1247,11 @@ void rt_lanes_ahead(const apigen_api *api, int server, uint64_t bytes)
             t->gen != t->g->gen)
             continue;
         rt_lanes *L = rt_lanes_of(t->conn);
-        if (!L || t->ahead || !rt_lanes_wanted(L, bytes) || !lock_thr_try(t))
+        if (!L || !lock_thr_try(t)) /* (a flusher sending this queue: the copy opens them) */
             return;
-        lanes_ahead *a = calloc(1, sizeof *a);
+        lanes_ahead *a = t->ahead || !rt_lanes_wanted(L, bytes) ? NULL : calloc(1, sizeof *a);
         if (!a) {
-            unlock_thr(t); /* the first large copy opens them */
+            unlock_thr(t); /* opening or open already, not wanted, or the first copy opens them */
             return;
         }
         if ((a->o = lanes_prepare(t, L, &a->count)) &&
