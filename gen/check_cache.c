@@ -11,7 +11,10 @@
 #include "expr.h"
 #include "util.h"
 
-static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", "contents", "ids", NULL};
+static const spec_node *spec_root_; /* check_cache's root, for read_tstate */
+
+static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", "contents", "ids",
+                                         "thread_state", NULL};
 static const char *const contents_keys[] = {"sets", "key", "unknown", NULL};
 
 static const handle_type_def *handle_of(const api_model *m, const param_ann *a)
@@ -76,6 +79,44 @@ static int read_memo(api_model *m, function_def *f, const spec_node *cn, const s
     return ok;
 }
 
+/* `cache: {thread_state: [SLOT...]}`: the answer also depends on these
+ * values the thread holds (api.thread_state: the current context of a
+ * `cuKernelGetFunction`-like query); they join its key, and it is kept or
+ * answered only while the guest knows them. 0 when something is wrong. */
+static int read_tstate(api_model *m, function_def *f, const spec_node *n, diag_sink *d)
+{
+    char **names = NULL;
+    size_t k = 0;
+    if (!spec_string_list(n, "cache.thread_state", d, m->arena, &names, &k)) return 0;
+    if (f->memo) {
+        diag_error(d, n->loc, f->name, NULL,
+                   "cache.thread_state: a memoized query (`contents:`, `ids:`) has a key of its "
+                   "own; the thread's values cannot join it (drop one of them)");
+        return 0;
+    }
+    /* api.thread_state as the spec lists it (check_thread_state reads it
+     * after this: its checks see which functions are cached) */
+    const spec_node *sl = spec_get(spec_get(spec_root_, "api"), "thread_state");
+    size_t nslots = sl && sl->kind == SN_LIST ? sl->n : 0;
+    f->cache_tstate = arena_alloc(m->arena, (k + 1) * sizeof(int));
+    int ok = 1;
+    for (size_t i = 0; i < k; i++) {
+        int slot = -1;
+        for (size_t j = 0; j < nslots; j++)
+            if (sl->items[j]->kind == SN_SCALAR && strcmp(sl->items[j]->str, names[i]) == 0)
+                slot = (int)j;
+        if (slot < 0) {
+            diag_error(d, n->loc, f->name, NULL,
+                       "cache.thread_state: '%s' is not a slot of api.thread_state (the values "
+                       "the guest keeps per thread)", names[i]);
+            ok = 0;
+            continue;
+        }
+        f->cache_tstate[f->ncache_tstate++] = slot;
+    }
+    return ok;
+}
+
 static int returns_api_error(const api_model *m, const function_def *f)
 {
     return m->api.error_ty &&
@@ -128,7 +169,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
     if (!n) return;
     src_loc at = spec_key_loc(E, "cache");
     const spec_node *cond = NULL, *errs = NULL, *keep_if = NULL, *group = NULL;
-    const spec_node *memo_contents = NULL, *memo_ids = NULL;
+    const spec_node *memo_contents = NULL, *memo_ids = NULL, *tstate = NULL;
     if (n->kind == SN_SCALAR) {
         if (strcmp(n->str, "session") != 0) {
             diag_error(d, n->loc, f->name, NULL,
@@ -145,6 +186,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
         group = spec_get(n, "group");
         memo_contents = spec_get(n, "contents");
         memo_ids = spec_get(n, "ids");
+        tstate = spec_get(n, "thread_state");
     } else {
         return;
     }
@@ -170,9 +212,13 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
         const param_def *p = &f->sig.params[i];
         const char *why = uncacheable_param(&p->ann);
         if (!why || (f->memo && f->memo[i])) continue;
-        /* a handle may key an answer of a group that every call ending such
-         * an object forgets (check_group_handles verifies the spec's destroys) */
-        if (p->ann.kind == PK_HANDLE && !f->memo && group) continue;
+        /* a handle may key an answer of a group, and be one, where every call
+         * ending such an object forgets the group (check_group_handles
+         * verifies the spec's destroys) */
+        if (!f->memo && group &&
+            (p->ann.kind == PK_HANDLE ||
+             (p->ann.kind == PK_OUT && p->ann.elem == EK_HANDLE && !p->ann.creates)))
+            continue;
         if (p->ann.kind == PK_HANDLE && f->memo)
             why = "a handle listed in neither `cache.contents` (keyed by what it holds) nor "
                   "`cache.ids` (keyed by its id: an object whose answer-relevant state never "
@@ -255,6 +301,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
             bad = 1;
         }
     }
+    if (tstate && !read_tstate(m, f, tstate, d)) bad = 1;
     if (!bad) f->cache = 1;
 }
 
@@ -415,13 +462,15 @@ static void check_group_handles(api_model *m, const spec_node *const *entries, d
         if (!f->cache || f->cache_group < 0 || f->memo) continue;
         for (size_t j = 0; j < f->sig.nparams; j++) {
             const param_ann *a = &f->sig.params[j].ann;
-            if (a->kind != PK_HANDLE || !a->handle_type) continue;
+            if ((a->kind != PK_HANDLE && !(a->kind == PK_OUT && a->elem == EK_HANDLE)) ||
+                !a->handle_type)
+                continue;
             for (size_t k = 0; k < m->nfunctions; k++) {
                 const function_def *g = &m->functions[k];
                 if (ends_handles_of(m, g, a->handle_type) &&
                     !forgets(g, f->cache_group))
                     diag_error(d, entries[k] ? entries[k]->loc : g->loc, g->name, NULL,
-                               "it ends a %s, whose handle keys the answers %s keeps (cache.group "
+                               "it ends a %s, whose handle keys or is an answer %s keeps (cache.group "
                                "'%s'): add '%s' to its `cache_forget:` (a new object may get "
                                "the ended one's handle)",
                                a->handle_type, f->name,
@@ -435,6 +484,7 @@ static void check_group_handles(api_model *m, const spec_node *const *entries, d
 void check_cache(api_model *m, const spec_node *root, const spec_node *const *entries,
                  diag_sink *d)
 {
+    spec_root_ = root;
     const spec_node *gs = spec_get(spec_get(root, "api"), "cache_groups");
     if (gs && spec_string_list(gs, "api.cache_groups", d, m->arena, &m->api.cache_groups,
                                &m->api.ncache_groups)) {

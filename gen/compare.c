@@ -110,6 +110,8 @@ static void put_kinds(strbuf *b, const api_model *m, const function_def *f)
         if (f->ncache_errors) sb_putc(b, ')');
         if (f->cache_keep_if) sb_printf(b, "(keep_if %s)", f->cache_keep_if->text);
         if (f->cache_group >= 0) sb_printf(b, "(group %s)", m->api.cache_groups[f->cache_group]);
+        for (size_t i = 0; i < f->ncache_tstate; i++)
+            sb_printf(b, "(thread_state %s)", m->api.thread_state[f->cache_tstate[i]]);
     }
     for (size_t i = 0; i < f->ncache_forget; i++)
         sb_printf(b, " +cache_forget(%s)", m->api.cache_groups[f->cache_forget[i]]);

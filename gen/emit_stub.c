@@ -1282,6 +1282,29 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         if (f->cache && f->memo) {
             put_memo_key(&s);
             PUT("stub_sync_memo", "cond", f->cache_if ? f->cache_if->text : "true");
+        } else if (f->cache && f->ncache_tstate) {
+            /* the thread's values join the key (known ones only; a lazy slot's
+             * stand-in value, "none yet", is not one) */
+            char n[24];
+            snprintf(n, sizeof n, "%zu", f->ncache_tstate);
+            PUT("stub_cache_tstate_decl", "n", n);
+            for (size_t i = 0; i < f->ncache_tstate; i++) {
+                int slot = f->cache_tstate[i];
+                char idx[24], at[24], notlazy[80] = "";
+                snprintf(idx, sizeof idx, "%d", slot);
+                snprintf(at, sizeof at, "%zu", i);
+                if (m->api.tstate_lazy_mask & (1u << slot))
+                    snprintf(notlazy, sizeof notlazy, " && ckey_tstate_[%zu] != (uint64_t)%lld", i,
+                             (long long)m->api.tstate_lazy[slot]);
+                PUT("stub_cache_tstate_get", "api", m->api.name, "idx", idx, "i", at, "notlazy",
+                    notlazy, "slot", m->api.thread_state[slot]);
+            }
+            char *group = f->cache_group >= 0
+                              ? xasprintf("\"%s\"", m->api.cache_groups[f->cache_group])
+                              : xstrdup("NULL");
+            PUT("stub_sync_cached_keyed", "cond", f->cache_if ? f->cache_if->text : "true",
+                "group", group);
+            free(group);
         } else if (f->cache && f->cache_group >= 0)
             PUT("stub_sync_cached_group", "cond", f->cache_if ? f->cache_if->text : "true",
                 "group", m->api.cache_groups[f->cache_group]);

@@ -394,6 +394,8 @@ typedef struct function_def {
     size_t ncache_errors;
     expr *cache_keep_if; /* `cache.keep_if`: kept only when the answer satisfies this */
     int cache_group;     /* `cache.group`: index in api.cache_groups (-1: none) */
+    int *cache_tstate;   /* `cache.thread_state`: api.thread_state slots whose values the */
+    size_t ncache_tstate;/* thread holds key the answer too (kept only while known) */
     int *cache_forget;   /* `cache_forget:` groups (api.cache_groups indexes) whose kept */
     size_t ncache_forget;/* answers the call makes unknown, whatever it returned */
     /* `cache: {contents: [P...], ids: [Q...]}` (a memoized query): per

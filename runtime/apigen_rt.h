@@ -488,6 +488,12 @@ void apigen_call_cache_keep(apigen_call *c);
  * only until a call forgets its group (apigen_cache_forget, any thread). */
 APIGEN_CHECK apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
                                                          const char *group);
+/* Spec `cache: {thread_state: [...]}`: apigen_call_sync_cached(_group)
+ * whose key is the request followed by the n bytes at extra (the thread's
+ * values the answer depends on); group may be NULL. */
+APIGEN_CHECK apigen_status apigen_call_sync_cached_keyed(apigen_call *c, bool cacheable, bool *hit,
+                                                         const char *group, const void *extra,
+                                                         size_t n);
 /* Spec `cache: {contents: [...]}` (a memoized query): as
  * apigen_call_sync_cached, but the key is the stub's own bytes in key (its
  * inputs, with the contents of the handles named by contents in place of

@@ -1768,22 +1768,28 @@ static int cache_group(gapi *g, const char *name, bool add)
 }
 
 static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group,
-                                 const apigen_wr *memo);
+                                 const apigen_wr *memo, const void *extra, size_t nextra);
 
 apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
 {
-    return sync_cached(c, cacheable, hit, NULL, NULL);
+    return sync_cached(c, cacheable, hit, NULL, NULL, NULL, 0);
 }
 
 apigen_status apigen_call_sync_cached_group(apigen_call *c, bool cacheable, bool *hit,
                                             const char *group)
 {
-    return sync_cached(c, cacheable, hit, group, NULL);
+    return sync_cached(c, cacheable, hit, group, NULL, NULL, 0);
+}
+
+apigen_status apigen_call_sync_cached_keyed(apigen_call *c, bool cacheable, bool *hit,
+                                            const char *group, const void *extra, size_t n)
+{
+    return sync_cached(c, cacheable, hit, group, NULL, extra, n);
 }
 
 apigen_status apigen_call_sync_memo(apigen_call *c, bool cacheable, const apigen_wr *key, bool *hit)
 {
-    return sync_cached(c, cacheable && key && !key->failed && !key->next, hit, NULL, key);
+    return sync_cached(c, cacheable && key && !key->failed && !key->next, hit, NULL, key, NULL, 0);
 }
 
 void apigen_cache_forget(apigen_call *c, const char *group)
@@ -1795,7 +1801,7 @@ void apigen_cache_forget(apigen_call *c, const char *group)
 }
 
 static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group,
-                                 const apigen_wr *memo)
+                                 const apigen_wr *memo, const void *extra, size_t nextra)
 {
     gthr *t = c->thread;
     *hit = false;
@@ -1809,6 +1815,23 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     uint64_t taint = rt_contents_taint_now();
     if (memo && !key)
         kc = NULL;
+    if (kc && nextra) { /* the request, then the thread's values the answer depends on */
+        if (t->ckey_cap < n + nextra) {
+            uint8_t *nk = realloc(t->ckey, n + nextra);
+            if (nk) {
+                t->ckey = nk;
+                t->ckey_cap = n + nextra;
+            }
+        }
+        if (t->ckey_cap >= n + nextra) {
+            memcpy(t->ckey, key, n);
+            memcpy(t->ckey + n, extra, nextra);
+            key = t->ckey;
+            n += nextra;
+        } else {
+            kc = NULL; /* out of memory: asked, not kept */
+        }
+    }
     /* A memoized answer may be a thread's only sync call of its API (a
      * training step: descriptors, heuristic, matmul, all but the heuristic
      * queued): while calls of the API are queued since its last sync call,
@@ -1854,7 +1877,8 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     }
     bool keyed = kc && t->ckey_cap >= n;
     if (keyed) {
-        memcpy(t->ckey, key, n);
+        if (key != t->ckey) /* a keyed request is built there already */
+            memcpy(t->ckey, key, n);
         t->ckey_len = n;
         t->ckey_call = c->wire_id;
         t->ckey_group = grp;

@@ -12808,6 +12808,7 @@ APIGEN_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     CUresult ret_ = {0};
     uint64_t n_pFunc = 0;
     uint64_t i_;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)kernel); /* kernel */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuKernelGetFunction, srv_))
@@ -12817,7 +12818,10 @@ APIGEN_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
         n_pFunc = (uint64_t)(1);
     }
     if (!apigen_put_u8(call_.wr, pFunc != NULL)) goto nomem; /* pFunc */
-    st_ = apigen_call_sync(&call_);
+    uint64_t ckey_tstate_[1] = {0}; /* cache.thread_state: the thread's values the answer depends on */
+    bool ckey_known_ = true;
+    ckey_known_ = ckey_known_ && apigen_tstate_get(&cuda_api, 0, &ckey_tstate_[0]) && ckey_tstate_[0] != (uint64_t)0; /* current_context */
+    st_ = apigen_call_sync_cached_keyed(&call_, (true) && ckey_known_, &cached_, "functions", ckey_tstate_, sizeof ckey_tstate_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -12833,6 +12837,8 @@ APIGEN_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
             pFunc[i_] = (CUfunction)(uintptr_t)v_;
         }
     }
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12852,7 +12858,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuKernelGetFunction(pFunc=%#llx, kernel=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pFunc, (unsigned long long)(uintptr_t)kernel, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuKernelGetFunction(pFunc=%#llx, kernel=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pFunc, (unsigned long long)(uintptr_t)kernel, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

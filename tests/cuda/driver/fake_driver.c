@@ -100,6 +100,11 @@ static struct CUfunc_st funcs_[NKERNELS];
 /* bench/patterns.cu's kernels (fake_pattern_kernels.h) */
 #define NPATTERNS (sizeof fake_pattern_kernels / sizeof fake_pattern_kernels[0])
 static struct CUfunc_st pattern_funcs_[NPATTERNS];
+/* a second context (cuCtxCreate), whose functions of a kernel are other
+ * objects than the primary context's (cuKernelGetFunction) */
+static struct CUctx_st second_;
+static int second_alive_;
+static struct CUfunc_st second_funcs_[NKERNELS], second_pattern_funcs_[NPATTERNS];
 
 static const struct kernel *kernel_named(const char *name)
 {
@@ -514,7 +519,35 @@ FAKE CUresult cuKernelGetFunction(CUfunction *f, CUkernel kern)
 {
     NEED_INIT();
     if (!f || !kern) return CUDA_ERROR_INVALID_VALUE;
-    *f = (CUfunction)kern;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUfunc_st *k = (struct CUfunc_st *)kern, *g = k;
+    if (current_ == &second_) { /* the kernel's function in the second context */
+        g = k->pk ? &second_pattern_funcs_[k - pattern_funcs_] : &second_funcs_[k - funcs_];
+        g->k = k->k;
+        g->pk = k->pk;
+    }
+    *f = g;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *p, unsigned int flags, CUdevice d)
+{
+    (void)p, (void)flags;
+    NEED_INIT();
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (second_alive_) return CUDA_ERROR_OUT_OF_MEMORY; /* one besides the primary */
+    second_alive_ = 1;
+    current_ = *pctx = &second_;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxDestroy_v2(CUcontext c)
+{
+    NEED_INIT();
+    if (c != &second_ || !second_alive_) return CUDA_ERROR_INVALID_CONTEXT;
+    second_alive_ = 0;
+    if (current_ == c) current_ = NULL;
     return CUDA_SUCCESS;
 }
 
