@@ -80,9 +80,9 @@ static int read_memo(api_model *m, function_def *f, const spec_node *cn, const s
 }
 
 /* `cache: {thread_state: [SLOT...]}`: the answer also depends on these
- * values the thread holds (api.thread_state: the current context of a
- * `cuKernelGetFunction`-like query); they join its key, and it is kept or
- * answered only while the guest knows them. 0 when something is wrong. */
+ * values the thread holds (api.thread_state: a query about "the current"
+ * object); they join its key, and it is kept or answered only while the
+ * guest knows them. 0 when something is wrong. */
 static int read_tstate(api_model *m, function_def *f, const spec_node *n, diag_sink *d)
 {
     char **names = NULL;
