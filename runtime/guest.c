@@ -1805,6 +1805,10 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
 {
     gthr *t = c->thread;
     *hit = false;
+    /* the thread's values (apigen_tstate_get) are those of its current
+     * server: a call that goes to another one is asked */
+    if (nextra && c->server != (int)rt_route_current(c->api))
+        cacheable = false;
     if (!cacheable || !t || !t->in_frame || !frame_is_flat(t) || atomic_load(&t->g->lost))
         return apigen_call_sync(c); /* which says what is wrong, if anything */
     gapi *g = t->g;
