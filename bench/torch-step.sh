@@ -102,7 +102,8 @@ done
 "$root/bench/torch_step_table.sh" "$OUT/runs.txt" "$transports" > "$OUT/table.txt"
 cat "$OUT/table.txt"
 echo "(median over $rounds rounds of each run's median step; speed = native / forwarded;"
-echo " cpu: the Python process's CPU ms per step; srv: the server's handler ms and calls per step)"
+echo " cpu: the Python process's CPU ms per step; srv: the server's handler ms and calls per step;"
+echo " rounds: each round's own speed, its native run / its forwarded run)"
 for f in "$OUT"/*.$(echo "${transports%% *}" | tr -c 'A-Za-z0-9_.\n' _).$rounds.out; do
     [ -e "$f" ] || continue
     echo "== $(basename "$f" .out): the server's functions with the most handler time per step"

@@ -8,7 +8,10 @@
 # and CPU ms per step, then per transport the median step, speed (native /
 # forwarded), the guest's CPU ms, the server's handler ms and calls per step
 # (each the median over rounds), and DIFFERS where a round's last loss is
-# not native's, FAILED where a run failed.
+# not native's, FAILED where a run failed. Then one "rounds" line per mode,
+# case and transport: each round's own speed (its native run / its
+# forwarded run), so that a machine whose native time moves between rounds
+# shows it instead of hiding in the medians.
 set -u
 [ $# = 2 ] && [ -r "$1" ] || { echo "usage: $0 RUNS \"TRANSPORTS\"" >&2; exit 2; }
 awk -v transports="$2" '
@@ -34,6 +37,8 @@ $5 == "FAILED" { failed[$1 " " $2 " " $3] = 1; next }
 $5 == "step" {
     k = $1 " " $2 " " $3
     for (i = 7; i < NF; i += 2) vals[k "|" $i] = vals[k "|" $i] " " $(i + 1)
+    byround[k "|" $4] = $7 == "median_ms" ? $8 : "-"
+    if (!(($4) in rseen)) { rseen[$4] = 1; rounds[++nr] = $4 }
     losses[k] = losses[k] " " $NF
     if (!($1 " " $2 in seen)) { seen[$1 " " $2] = 1; order[++n] = $1 " " $2 }
 }
@@ -58,4 +63,19 @@ END {
         }
         printf "\n"
     }
+    for (o = 1; o <= n; o++)
+        for (t = 1; t <= nt; t++) {
+            line = ""; lo = ""; hi = ""
+            for (r = 1; r <= nr; r++) {
+                a = byround[order[o] " native|" rounds[r]]; b = byround[order[o] " " tr[t] "|" rounds[r]]
+                if (a == "" || b == "" || a == "-" || b == "-" || b + 0 <= 0) continue
+                v = a / b
+                line = line sprintf(" %.2fx", v)
+                if (lo == "" || v < lo) lo = v
+                if (hi == "" || v > hi) hi = v
+            }
+            split(order[o], mc, " ")
+            if (line != "")
+                printf "rounds   %-8s %-12s %-10s%s (%.2f-%.2fx)\n", mc[1], mc[2], tr[t], line, lo, hi
+        }
 }' "$1"
