@@ -11,8 +11,6 @@
 #include "expr.h"
 #include "util.h"
 
-static const spec_node *spec_root_; /* check_cache's root, for read_tstate */
-
 static const char *const cache_keys[] = {"if", "errors", "keep_if", "group", "contents", "ids",
                                          "thread_state", NULL};
 static const char *const contents_keys[] = {"sets", "key", "unknown", NULL};
@@ -83,7 +81,8 @@ static int read_memo(api_model *m, function_def *f, const spec_node *cn, const s
  * values the thread holds (api.thread_state: a query about "the current"
  * object); they join its key, and it is kept or answered only while the
  * guest knows them. 0 when something is wrong. */
-static int read_tstate(api_model *m, function_def *f, const spec_node *n, diag_sink *d)
+static int read_tstate(api_model *m, function_def *f, const spec_node *n, const spec_node *sl,
+                       diag_sink *d)
 {
     char **names = NULL;
     size_t k = 0;
@@ -94,9 +93,6 @@ static int read_tstate(api_model *m, function_def *f, const spec_node *n, diag_s
                    "own; the thread's values cannot join it (drop one of them)");
         return 0;
     }
-    /* api.thread_state as the spec lists it (check_thread_state reads it
-     * after this: its checks see which functions are cached) */
-    const spec_node *sl = spec_get(spec_get(spec_root_, "api"), "thread_state");
     size_t nslots = sl && sl->kind == SN_LIST ? sl->n : 0;
     f->cache_tstate = arena_alloc(m->arena, (k + 1) * sizeof(int));
     int ok = 1;
@@ -163,7 +159,10 @@ static int is_const_name(const api_model *m, const char *s)
     return model_find_enum_const(m, s, NULL) || model_find_macro(m, s);
 }
 
-static void check_one(api_model *m, function_def *f, const spec_node *E, diag_sink *d)
+/* slots: api.thread_state as the spec lists it (check_thread_state reads it
+ * after this: its checks see which functions are cached) */
+static void check_one(api_model *m, function_def *f, const spec_node *E, const spec_node *slots,
+                      diag_sink *d)
 {
     const spec_node *n = spec_get(E, "cache");
     if (!n) return;
@@ -301,7 +300,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
             bad = 1;
         }
     }
-    if (tstate && !read_tstate(m, f, tstate, d)) bad = 1;
+    if (tstate && !read_tstate(m, f, tstate, slots, d)) bad = 1;
     if (!bad) f->cache = 1;
 }
 
@@ -484,7 +483,7 @@ static void check_group_handles(api_model *m, const spec_node *const *entries, d
 void check_cache(api_model *m, const spec_node *root, const spec_node *const *entries,
                  diag_sink *d)
 {
-    spec_root_ = root;
+    const spec_node *slots = spec_get(spec_get(root, "api"), "thread_state");
     const spec_node *gs = spec_get(spec_get(root, "api"), "cache_groups");
     if (gs && spec_string_list(gs, "api.cache_groups", d, m->arena, &m->api.cache_groups,
                                &m->api.ncache_groups)) {
@@ -499,7 +498,7 @@ void check_cache(api_model *m, const spec_node *root, const spec_node *const *en
     for (size_t i = 0; i < m->nfunctions; i++) {
         m->functions[i].cache_group = -1;
         check_contents(m, &m->functions[i], entries[i], d);
-        check_one(m, &m->functions[i], entries[i], d);
+        check_one(m, &m->functions[i], entries[i], slots, d);
         check_forget(m, &m->functions[i], entries[i], d);
     }
     check_group_handles(m, entries, d);

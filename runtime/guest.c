@@ -1268,6 +1268,16 @@ void rt_lanes_ahead(const apigen_api *api, int server, uint64_t bytes)
     }
 }
 
+/* t's queued frames have left (flush_queue, send_own_queued). Under t->mu. */
+static void queued_sent(gthr *t)
+{
+    t->nasent += t->nq;
+    t->nq = 0;
+    t->nsent++;
+    if (t->g->eager_ns)
+        t->sent_ns = apigen_now_ns();
+}
+
 /* Sends t's queued frames; false: the connection is lost (said). Under t->mu. */
 static bool flush_queue(gthr *t)
 {
@@ -1293,11 +1303,7 @@ static bool flush_queue(gthr *t)
         __atomic_fetch_add(&t->tr_up, t->q.len + t->q.ext_total, __ATOMIC_RELAXED);
     rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
-    t->nasent += t->nq;
-    t->nq = 0;
-    t->nsent++;
-    if (t->g->eager_ns)
-        t->sent_ns = apigen_now_ns();
+    queued_sent(t);
     gids_sent(t);
     return true;
 }
@@ -1374,11 +1380,7 @@ static bool send_own_queued(gthr *t)
     if (apigen_tracing())
         __atomic_fetch_add(&t->tr_up, t->frame_off, __ATOMIC_RELAXED);
     t->frame_off = 0;
-    t->nasent += t->nq;
-    t->nq = 0;
-    t->nsent++;
-    if (t->g->eager_ns)
-        t->sent_ns = apigen_now_ns();
+    queued_sent(t);
     return true;
 }
 
@@ -1800,6 +1802,19 @@ void apigen_cache_forget(apigen_call *c, const char *group)
         atomic_fetch_add(&t->g->cgroups[i].epoch, 1);
 }
 
+/* t->ckey holds n bytes at least (grown if need be); false: out of memory. */
+static bool ckey_room(gthr *t, size_t n)
+{
+    if (t->ckey_cap < n) {
+        uint8_t *nk = realloc(t->ckey, n);
+        if (!nk)
+            return false;
+        t->ckey = nk;
+        t->ckey_cap = n;
+    }
+    return true;
+}
+
 static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, const char *group,
                                  const apigen_wr *memo, const void *extra, size_t nextra)
 {
@@ -1820,14 +1835,7 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
     if (memo && !key)
         kc = NULL;
     if (kc && nextra) { /* the request, then the thread's values the answer depends on */
-        if (t->ckey_cap < n + nextra) {
-            uint8_t *nk = realloc(t->ckey, n + nextra);
-            if (nk) {
-                t->ckey = nk;
-                t->ckey_cap = n + nextra;
-            }
-        }
-        if (t->ckey_cap >= n + nextra) {
+        if (ckey_room(t, n + nextra)) {
             memcpy(t->ckey, key, n);
             memcpy(t->ckey + n, extra, nextra);
             key = t->ckey;
@@ -1872,14 +1880,7 @@ static apigen_status sync_cached(apigen_call *c, bool cacheable, bool *hit, cons
         return c->status = APIGEN_OK;
     }
     t->ckey_ok = false;
-    if (kc && t->ckey_cap < n) {
-        uint8_t *nk = realloc(t->ckey, n);
-        if (nk) {
-            t->ckey = nk;
-            t->ckey_cap = n;
-        }
-    }
-    bool keyed = kc && t->ckey_cap >= n;
+    bool keyed = kc && ckey_room(t, n);
     if (keyed) {
         if (key != t->ckey) /* a keyed request is built there already */
             memcpy(t->ckey, key, n);

@@ -438,15 +438,14 @@ bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *er
 }
 
 /* ---- the guest: when to open ---------------------------------------------------- */
-bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest)
-{
-    return L && !L->server && !L->started && !L->gave_up && L->k >= 2 &&
-           (__atomic_load_n(&L->want, __ATOMIC_RELAXED) || largest >= L->min);
-}
-
 bool rt_lanes_large(const rt_lanes *L, uint64_t n)
 {
     return L && (n >= L->min || __atomic_load_n(&L->want, __ATOMIC_RELAXED));
+}
+
+bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest)
+{
+    return L && !L->server && !L->started && !L->gave_up && L->k >= 2 && rt_lanes_large(L, largest);
 }
 
 void rt_lanes_give_up(rt_lanes *L)
