@@ -215,7 +215,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, const s
          * ending such an object forgets the group (check_group_handles
          * verifies the spec's destroys) */
         if (!f->memo && group &&
-            (p->ann.kind == PK_HANDLE ||
+            (p->ann.kind == PK_HANDLE || p->ann.kind == PK_DEVPTR ||
              (p->ann.kind == PK_OUT && p->ann.elem == EK_HANDLE && !p->ann.creates)))
             continue;
         if (p->ann.kind == PK_HANDLE && f->memo)
@@ -408,10 +408,10 @@ static void check_forget(api_model *m, function_def *f, const spec_node *E, diag
     char **names = NULL;
     size_t k = 0;
     if (!spec_string_list(n, "cache_forget", d, m->arena, &names, &k)) return;
-    if (f->mode != FN_FORWARD || f->async || f->async_if) {
+    if (f->mode != FN_FORWARD) {
         diag_error(d, at, f->name, NULL,
-                   "cache_forget: needs a synchronous forwarded function (the kept answers are "
-                   "forgotten once its reply is back, before it returns)");
+                   "cache_forget: needs a forwarded function (the kept answers are forgotten "
+                   "once its reply is back, or when it is queued, before it returns)");
         return;
     }
     f->cache_forget = arena_alloc(m->arena, (k + 1) * sizeof(int));
@@ -449,6 +449,38 @@ static int ends_handles_of(const api_model *m, const function_def *g, const char
     return 0;
 }
 
+/* Whether g makes or frees device memory: a `destroys:` device address, or
+ * device addresses it `creates:`. */
+static int changes_device_ranges(const function_def *g)
+{
+    for (size_t i = 0; i < g->sig.nparams; i++) {
+        const param_ann *a = &g->sig.params[i].ann;
+        if ((a->kind == PK_DEVPTR && a->destroys) ||
+            ((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_DEVPTR && a->creates))
+            return 1;
+    }
+    return 0;
+}
+
+/* An answer keyed by a device address lasts while the allocation does: a
+ * freed address may be another allocation's next, and an address asked
+ * about before it was allocated has another answer after. Every function of
+ * this spec that frees or creates device ranges must forget G. */
+static void check_group_devptrs(const api_model *m, const function_def *f,
+                                const spec_node *const *entries, diag_sink *d)
+{
+    for (size_t k = 0; k < m->nfunctions; k++) {
+        const function_def *g = &m->functions[k];
+        if (changes_device_ranges(g) && !forgets(g, f->cache_group))
+            diag_error(d, entries[k] ? entries[k]->loc : g->loc, g->name, NULL,
+                       "it makes or frees device memory, and %s keeps answers keyed by a device "
+                       "address (cache.group '%s'): add '%s' to its `cache_forget:` (an "
+                       "address may name another allocation afterwards)",
+                       f->name, m->api.cache_groups[f->cache_group],
+                       m->api.cache_groups[f->cache_group]);
+    }
+}
+
 /* An answer keyed by a handle (`cache: {group: G}` with a handle parameter)
  * stays true only while the object lives: a handle value of an ended object
  * may name a new one. Every function of this spec that ends such an object
@@ -459,6 +491,10 @@ static void check_group_handles(api_model *m, const spec_node *const *entries, d
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
         if (!f->cache || f->cache_group < 0 || f->memo) continue;
+        int devptr_key = 0;
+        for (size_t j = 0; j < f->sig.nparams; j++)
+            devptr_key |= f->sig.params[j].ann.kind == PK_DEVPTR;
+        if (devptr_key) check_group_devptrs(m, f, entries, d);
         for (size_t j = 0; j < f->sig.nparams; j++) {
             const param_ann *a = &f->sig.params[j].ann;
             if ((a->kind != PK_HANDLE && !(a->kind == PK_OUT && a->elem == EK_HANDLE)) ||

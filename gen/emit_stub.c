@@ -1236,6 +1236,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
                 PUT("stub_dev_forget", "api", m->api.name, "name", s.names[i], "ok", "1");
+        /* queued: answers asked after it are asked after it on the server too */
+        for (size_t i = 0; i < f->ncache_forget; i++)
+            PUT("stub_cache_forget", "group", m->api.cache_groups[f->cache_forget[i]]);
         for (size_t i = 0; i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
             if (!a->guest_id) continue;

@@ -173,6 +173,7 @@ APIGEN_HIDDEN CUresult apigenCudaAddMemAllocNode(CUgraphNode *phGraphNode, CUgra
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3078,6 +3079,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3128,6 +3130,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3177,6 +3180,7 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4674,6 +4678,7 @@ APIGEN_EXPORT CUresult cuDestroyExternalMemory(CUexternalMemory extMem)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6016,6 +6021,7 @@ APIGEN_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6123,6 +6129,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6171,6 +6178,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6219,6 +6227,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6267,6 +6276,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7294,6 +7304,7 @@ APIGEN_EXPORT CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr *devPtr, CUex
         ret_ = (CUresult)v_;
     }
     if (devPtr != NULL && !apigen_get_into(&call_.rd, devPtr, n_devPtr, NULL)) goto bad; /* devPtr */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -8900,6 +8911,7 @@ APIGEN_EXPORT CUresult cuGraphDestroy(CUgraph hGraph)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -9237,6 +9249,7 @@ APIGEN_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -10519,6 +10532,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch(CUgraphExec hGraph, CUstream hStre
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
         ret_ = CUDA_SUCCESS;
         goto done;
     }
@@ -10530,6 +10544,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch(CUgraphExec hGraph, CUstream hStre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -10576,6 +10591,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstr
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
+        apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
         ret_ = CUDA_SUCCESS;
         goto done;
     }
@@ -10587,6 +10603,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12103,6 +12120,7 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
     }
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12461,6 +12479,7 @@ APIGEN_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12668,6 +12687,7 @@ APIGEN_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle han
         ret_ = (CUresult)v_;
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12719,6 +12739,7 @@ APIGEN_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle 
         ret_ = (CUresult)v_;
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13918,6 +13939,7 @@ APIGEN_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     }
     if (ret_ == CUDA_SUCCESS) /* ptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)ptr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13978,6 +14000,7 @@ APIGEN_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t
     }
     if (ptr != NULL && ret_ == CUDA_SUCCESS) /* ptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14117,6 +14140,7 @@ APIGEN_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
         ret_ = (CUresult)v_;
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14180,6 +14204,7 @@ APIGEN_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstr
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14240,6 +14265,7 @@ APIGEN_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, 
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14302,6 +14328,7 @@ APIGEN_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesiz
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14364,6 +14391,7 @@ APIGEN_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t by
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14423,6 +14451,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocManaged(CUdeviceptr *dptr, size_t byte
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14478,6 +14507,7 @@ APIGEN_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitc
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (pPitch != NULL && !apigen_get_into(&call_.rd, pPitch, n_pPitch, NULL)) goto bad; /* pPitch */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14537,6 +14567,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pP
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (pPitch != NULL && !apigen_get_into(&call_.rd, pPitch, n_pPitch, NULL)) goto bad; /* pPitch */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -14597,6 +14628,7 @@ APIGEN_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     }
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15078,6 +15110,7 @@ APIGEN_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15125,6 +15158,7 @@ APIGEN_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     }
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15172,6 +15206,7 @@ APIGEN_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
     }
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15218,6 +15253,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemFree_v2(CUdeviceptr dptr)
     }
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15864,6 +15900,7 @@ APIGEN_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUm
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -15991,6 +16028,7 @@ APIGEN_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -16228,6 +16266,7 @@ APIGEN_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool
         ret_ = (CUresult)v_;
     }
     if (ptr_out != NULL && !apigen_get_into(&call_.rd, ptr_out, n_ptr_out, NULL)) goto bad; /* ptr_out */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -17000,6 +17039,7 @@ APIGEN_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -22426,6 +22466,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_data = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuPointerGetAttribute))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)attribute)) goto nomem; /* attribute */
@@ -22434,7 +22475,10 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attr
         n_data = (uint64_t)((((((((((((attribute == CU_POINTER_ATTRIBUTE_CONTEXT) || (attribute == CU_POINTER_ATTRIBUTE_DEVICE_POINTER)) || (attribute == CU_POINTER_ATTRIBUTE_HOST_POINTER)) || (attribute == CU_POINTER_ATTRIBUTE_BUFFER_ID)) || (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)) || (attribute == CU_POINTER_ATTRIBUTE_RANGE_SIZE)) || (attribute == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)) || (attribute == CU_POINTER_ATTRIBUTE_MAPPING_SIZE)) || (attribute == CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR)) || (attribute == CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID)) || (attribute == CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES)) ? (8) : ((attribute == CU_POINTER_ATTRIBUTE_P2P_TOKENS) ? (sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS)) : (((attribute >= CU_POINTER_ATTRIBUTE_MEMORY_TYPE) && (attribute <= 21)) ? (4) : (0))));
     }
     if (!apigen_put_u8(call_.wr, data != NULL)) goto nomem; /* data */
-    st_ = apigen_call_sync(&call_);
+    uint64_t ckey_tstate_[1] = {0}; /* cache.thread_state: the thread's values the answer depends on */
+    bool ckey_known_ = true;
+    ckey_known_ = ckey_known_ && apigen_tstate_get(&cuda_api, 0, &ckey_tstate_[0]) && ckey_tstate_[0] != (uint64_t)0; /* current_context */
+    st_ = apigen_call_sync_cached_keyed(&call_, ((((attribute >= CU_POINTER_ATTRIBUTE_CONTEXT) && (attribute <= CU_POINTER_ATTRIBUTE_HOST_POINTER)) || ((attribute >= CU_POINTER_ATTRIBUTE_SYNC_MEMOPS) && (attribute <= CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE))) || ((attribute >= CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) && (attribute <= 21))) && ckey_known_, &cached_, "pointers", ckey_tstate_, sizeof ckey_tstate_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -22443,6 +22487,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attr
         ret_ = (CUresult)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -22462,7 +22508,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuPointerGetAttribute(data=%#llx, attribute=%llu, ptr=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)data, (unsigned long long)attribute, (unsigned long long)ptr, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuPointerGetAttribute(data=%#llx, attribute=%llu, ptr=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)data, (unsigned long long)attribute, (unsigned long long)ptr, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -22492,6 +22538,7 @@ APIGEN_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attrib
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */

@@ -358,6 +358,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
             dptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2697,6 +2698,7 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3966,6 +3968,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4015,6 +4018,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5079,6 +5083,7 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5199,6 +5204,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5296,6 +5302,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5347,6 +5354,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7803,6 +7811,7 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -8161,6 +8170,7 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -9342,6 +9352,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
         if (st_ != APIGEN_OK)
             goto fail;
         apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -9353,6 +9364,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -9403,6 +9415,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
         if (st_ != APIGEN_OK)
             goto fail;
         apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -9414,6 +9427,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11140,6 +11154,7 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -11367,6 +11382,7 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12074,6 +12090,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12125,6 +12142,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc3D(struct cudaPitchedPtr *pitched
         ret_ = (cudaError_t)v_;
     }
     if (pitchedDevPtr != NULL && !apigen_get_into(&call_.rd, pitchedDevPtr, n_pitchedDevPtr, NULL)) goto bad; /* pitchedDevPtr */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12327,6 +12345,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12391,6 +12410,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12457,6 +12477,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
     }
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12523,6 +12544,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
     }
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12585,6 +12607,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocManaged(void **devPtr, size_t siz
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -12719,6 +12742,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocPitch(void **devPtr, size_t *pitc
         }
     }
     if (pitch != NULL && !apigen_get_into(&call_.rd, pitch, n_pitch, NULL)) goto bad; /* pitch */
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13362,6 +13386,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -13619,6 +13644,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -17799,6 +17825,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_attributes = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaPointerGetAttributes))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
@@ -17806,7 +17833,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaPointerAttributes), &n_attributes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, attributes != NULL)) goto nomem; /* attributes */
-    st_ = apigen_call_sync(&call_);
+    uint64_t ckey_tstate_[1] = {0}; /* cache.thread_state: the thread's values the answer depends on */
+    bool ckey_known_ = true;
+    ckey_known_ = ckey_known_ && apigen_tstate_get(&cudart_api, 0, &ckey_tstate_[0]); /* device */
+    st_ = apigen_call_sync_cached_keyed(&call_, (true) && ckey_known_, &cached_, "pointers", ckey_tstate_, sizeof ckey_tstate_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -17815,6 +17845,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
         ret_ = (cudaError_t)v_;
     }
     if (attributes != NULL && !apigen_get_into(&call_.rd, attributes, n_attributes, NULL)) goto bad; /* attributes */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -17840,7 +17872,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaPointerGetAttributes(attributes=%#llx, ptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)attributes, (unsigned long long)(uintptr_t)ptr, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaPointerGetAttributes(attributes=%#llx, ptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)attributes, (unsigned long long)(uintptr_t)ptr, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

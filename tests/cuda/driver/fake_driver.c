@@ -314,11 +314,11 @@ FAKE CUresult cuCtxSynchronize(void)
  * live allocations are kept so that pointer queries answer as a driver does
  * (the server's threads may ask at once: one lock) */
 #define MAXALLOC 64
-static struct { uintptr_t base; size_t size; } allocs_[MAXALLOC];
+static struct { uintptr_t base; size_t size; CUcontext ctx; } allocs_[MAXALLOC];
 static pthread_mutex_t alloc_lock_ = PTHREAD_MUTEX_INITIALIZER;
 
-/* the allocation holding p: 0 with its base and size, -1 none */
-static int alloc_of(CUdeviceptr p, uintptr_t *base, size_t *size)
+/* the allocation holding p: 0 with its base, size and context, -1 none */
+static int alloc_in(CUdeviceptr p, uintptr_t *base, size_t *size, CUcontext *ctx)
 {
     int found = -1;
     pthread_mutex_lock(&alloc_lock_);
@@ -326,10 +326,16 @@ static int alloc_of(CUdeviceptr p, uintptr_t *base, size_t *size)
         if (allocs_[i].base && p >= allocs_[i].base && p - allocs_[i].base < allocs_[i].size) {
             if (base) *base = allocs_[i].base;
             if (size) *size = allocs_[i].size;
+            if (ctx) *ctx = allocs_[i].ctx;
             found = 0;
         }
     pthread_mutex_unlock(&alloc_lock_);
     return found;
+}
+
+static int alloc_of(CUdeviceptr p, uintptr_t *base, size_t *size)
+{
+    return alloc_in(p, base, size, NULL);
 }
 
 FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
@@ -342,7 +348,8 @@ FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     pthread_mutex_lock(&alloc_lock_);
     int slot = 0;
     while (slot < MAXALLOC && allocs_[slot].base) slot++;
-    if (slot < MAXALLOC) allocs_[slot].base = (uintptr_t)m, allocs_[slot].size = n;
+    if (slot < MAXALLOC)
+        allocs_[slot].base = (uintptr_t)m, allocs_[slot].size = n, allocs_[slot].ctx = current_;
     pthread_mutex_unlock(&alloc_lock_);
     if (slot == MAXALLOC) {
         free(m);
@@ -548,6 +555,13 @@ FAKE CUresult cuCtxDestroy_v2(CUcontext c)
     if (c != &second_ || !second_alive_) return CUDA_ERROR_INVALID_CONTEXT;
     second_alive_ = 0;
     if (current_ == c) current_ = NULL;
+    pthread_mutex_lock(&alloc_lock_); /* its allocations go with it */
+    for (int i = 0; i < MAXALLOC; i++)
+        if (allocs_[i].base && allocs_[i].ctx == c) {
+            free((void *)allocs_[i].base);
+            allocs_[i].base = 0;
+        }
+    pthread_mutex_unlock(&alloc_lock_);
     return CUDA_SUCCESS;
 }
 
@@ -690,10 +704,11 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
     if (!data) return CUDA_ERROR_INVALID_VALUE;
     uintptr_t base;
     size_t size;
-    if (alloc_of(p, &base, &size) < 0)
+    CUcontext ctx;
+    if (alloc_in(p, &base, &size, &ctx) < 0)
         return CUDA_ERROR_INVALID_VALUE; /* not device memory: as the driver answers */
     switch (a) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &primary_; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = ctx; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
