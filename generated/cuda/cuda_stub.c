@@ -22487,7 +22487,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attr
         ret_ = (CUresult)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
-    if (!cached_ && (ret_ == CUDA_SUCCESS))
+    if (!cached_ && (ret_ == CUDA_SUCCESS || ret_ == CUDA_ERROR_INVALID_VALUE))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;

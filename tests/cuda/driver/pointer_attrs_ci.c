@@ -5,9 +5,9 @@
  * records each allocation's context and frees a context's allocations with
  * it) and requires the same output and exactly the answers marked "kept"
  * given in the guest: an attribute asked again of the same address in the
- * same context is kept; another address, another current context, an
- * error, and anything asked after a call that makes or frees memory or ends
- * a context is asked. A kept answer after cuMemFree or cuCtxDestroy would
+ * same context is kept, and so is "no such address" (CUDA_ERROR_INVALID_VALUE);
+ * another address, another current context, and anything asked after a call
+ * that makes or frees memory or ends a context is asked. A kept answer after cuMemFree or cuCtxDestroy would
  * print an allocation where native prints an error. */
 #include <stdio.h>
 
@@ -20,8 +20,8 @@ static const char *ctx_name(CUcontext c)
     return !c ? "none" : c == primary ? "primary" : c == second ? "second" : "other";
 }
 
-/* eight questions: seven a live allocation answers (kept on success), the
- * host pointer (an error for device memory: never kept) */
+/* eight questions: seven a live allocation answers, the host pointer (an
+ * error for device memory, as lasting: kept too) */
 static void show(const char *what, CUdeviceptr p, CUdeviceptr base)
 {
     CUcontext ctx = NULL;
@@ -58,17 +58,17 @@ int main(void)
         return 1;
     }
     show("A+16", a + 16, a);
-    show("A+16 again", a + 16, a);                /* kept 7 */
+    show("A+16 again", a + 16, a);                /* kept 8 */
     show("A itself", a, a);                       /* another address: asked */
-    show("NULL", 0, 0);                           /* errors: never kept */
-    show("NULL again", 0, 0);
+    show("NULL", 0, 0);
+    show("NULL again", 0, 0);                     /* errors, as lasting: kept 16 */
     printf("cuMemAlloc(B): %d\n", (int)cuMemAlloc(&b, 8192));
     show("A+16 after another allocation", a + 16, a); /* asked */
-    show("A+16 again", a + 16, a);                /* kept 14 */
+    show("A+16 again", a + 16, a);                /* kept 24 */
     {   /* the list form asks each attribute (guest.c) */
         CUpointer_attribute at[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
                                      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
-        for (int round = 0; round < 2; round++) { /* the second: kept 17 */
+        for (int round = 0; round < 2; round++) { /* the second: kept 27 */
             unsigned type = 0;
             size_t size = 0;
             int ordinal = -1;
@@ -82,16 +82,17 @@ int main(void)
     show("A+16 in the second context", a + 16, a); /* another current context: asked */
     printf("cuMemAlloc(C) in the second context: %d\n", (int)cuMemAlloc(&c, 1024));
     show("C", c, c);
-    show("C again", c, c);                        /* kept 24 */
+    show("C again", c, c);                        /* kept 35 */
     printf("cuCtxSetCurrent(primary): %d\n", (int)cuCtxSetCurrent(primary));
     show("C from the primary context", c, c);     /* asked (then kept for this context) */
     printf("cuCtxDestroy(second): %d\n", (int)cuCtxDestroy(second));
     printf("cuCtxSetCurrent(primary): %d\n", (int)cuCtxSetCurrent(primary));
     show("C after its context ended", c, c);      /* asked: freed with its context */
+    show("C after its context ended again", c, c); /* kept 43 */
     printf("cuMemFree(A): %d\n", (int)cuMemFree(a));
     show("A+16 after cuMemFree", a + 16, a);      /* asked: freed */
     show("B", b, b);
-    show("B again", b, b);                        /* kept 31 */
+    show("B again", b, b);                        /* kept 51 */
     printf("cuMemFree(B): %d\n", (int)cuMemFree(b));
     return 0;
 }
