@@ -1082,6 +1082,6 @@ const tp_ops tp_shm_ops = {
     .handoff_fds = shm_handoff_fds,
     .release = tp_shm_disown,
     /* H200, 2026-11-27 (docs/performance.md): PyTorch steps 0.82-0.96x ->
-     * 0.91-1.01x native over shm; over tcp no gain (a send is a syscall) */
+     * 0.91-1.01x native over shm (tcp.c: sockets send at most every 200 us) */
     .eager_us = 20,
 };

@@ -165,4 +165,5 @@ const tp_ops tp_unix_ops = {
     .recv = tp_sock_recv,
     .shutdown = tp_sock_shutdown,
     .handoff_fds = tp_sock_handoff_fds,
+    .eager_us = 200, /* as tcp's (tcp.c) */
 };
