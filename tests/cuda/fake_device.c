@@ -122,6 +122,31 @@ FAKE cudaError_t cudaGetDevice(int *device)
  * at addresses that depend on the process id, so two clients' session
  * processes (forks of one server) never hand out the same addresses (a sanitizer's
  * allocator would, and another client's memory would look like one's own). */
+/* live allocations, for cudaPointerGetAttributes (the session's threads may
+ * ask at once: one lock) */
+#define FAKE_ALLOCS 64
+static struct { uintptr_t p; size_t n; int device; } allocs_[FAKE_ALLOCS];
+static pthread_mutex_t allocs_lock_ = PTHREAD_MUTEX_INITIALIZER;
+/* the slot holding allocation `was` (0: a free one) becomes p's */
+static void alloc_set(uintptr_t was, const void *p, size_t n, int device)
+{
+    pthread_mutex_lock(&allocs_lock_);
+    for (int i = 0; i < FAKE_ALLOCS; i++)
+        if (allocs_[i].p == was) {
+            allocs_[i].p = (uintptr_t)p, allocs_[i].n = n, allocs_[i].device = device;
+            break;
+        }
+    pthread_mutex_unlock(&allocs_lock_);
+}
+static int alloc_device(const void *ptr) /* -1: no live allocation holds ptr */
+{
+    int d = -1;
+    pthread_mutex_lock(&allocs_lock_);
+    for (int i = 0; i < FAKE_ALLOCS && d < 0; i++)
+        if (allocs_[i].p && (uintptr_t)ptr - allocs_[i].p < allocs_[i].n) d = allocs_[i].device;
+    pthread_mutex_unlock(&allocs_lock_);
+    return d;
+}
 FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return fail(cudaErrorInvalidValue);
@@ -133,6 +158,7 @@ FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
     if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
     memcpy(m, &len, sizeof len);
     *devPtr = m + 256;
+    alloc_set(0, *devPtr, size ? size : 1, current_);
     return cudaSuccess;
 }
 static int is_managed(const void *p);
@@ -143,6 +169,7 @@ FAKE cudaError_t cudaFree(void *devPtr)
     size_t len;
     unsigned char *m = (unsigned char *)devPtr - 256;
     memcpy(&len, m, sizeof len);
+    alloc_set((uintptr_t)devPtr, NULL, 0, 0);
     munmap(m, len);
     return cudaSuccess;
 }
@@ -393,6 +420,13 @@ FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const
 {
     if (!a) return fail(cudaErrorInvalidValue);
     memset(a, 0, sizeof *a);
+    int dev = alloc_device(ptr);
+    if (dev >= 0) { /* cudaMalloc memory */
+        a->type = cudaMemoryTypeDevice;
+        a->device = dev;
+        a->devicePointer = (void *)ptr;
+        return cudaSuccess;
+    }
     (void)reg_of(ptr, NULL, &a->device);
     a->type = cudaMemoryTypeHost;
     a->devicePointer = (void *)ptr;
