@@ -76,7 +76,7 @@ static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "cache", "cache_forget", "contents", "thread_state",
-                                      "async_check", "async_repeats", "keeps_deferred", "on_failure", NULL};
+                                      "async_check", "async_vouch", "async_repeats", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
@@ -2672,6 +2672,33 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                            "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
             else
                 f->async_check = arena_strdup(c->a, fn_);
+        }
+    }
+    /* async_vouch: a guest function of the call's parameters that says whether
+     * the library certainly accepts the call; it is queued as without it, and
+     * a vouched one keeps the thread's last error known in the guest */
+    const spec_node *avo = spec_get(E, "async_vouch");
+    if (avo) {
+        const char *fn_;
+        if (!f->async && !ain)
+            diag_error(d, avo->loc, f->name, NULL,
+                       "`async_vouch` applies to async calls: give `async: true` or "
+                       "`async_if:` too, or drop it");
+        else if (f->async_check)
+            diag_error(d, avo->loc, f->name, NULL,
+                       "`async_vouch` with `async_check`: a call `async_check` passes is vouched "
+                       "for already (keep one)");
+        else if (!c->m->api.last_error_get && !c->m->api.last_error_peek)
+            diag_error(d, avo->loc, f->name, NULL,
+                       "`async_vouch` says a queued call leaves the last error as it was: "
+                       "only an API with `api.errors.last_error` keeps one (drop it)");
+        else if (spec_string(avo, "async_vouch", d, f->name, NULL, &fn_)) {
+            if (!is_c_identifier(fn_))
+                diag_error(d, avo->loc, f->name, NULL,
+                           "`async_vouch: %s` is not a C function name (a guest function "
+                           "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
+            else
+                f->async_vouch = arena_strdup(c->a, fn_);
         }
     }
     /* async_repeats: queued only when the same checked values succeeded in a

@@ -122,6 +122,9 @@ int emit_coverage(emit_ctx *e, strbuf *out)
                           f->async_check);
             if (f->async_repeats)
                 sb_puts(&notes, " once a synchronous call with the same values succeeded");
+            if (f->async_vouch)
+                sb_printf(&notes, " (%s vouches for the arguments the library checks: the last "
+                          "error stays known)", f->async_vouch);
             if (f->async && !f->async_check && !f->async_repeats) /* async_if: its condition */
                 sb_puts(&notes, " (unchecked: the library may refuse it after it was queued)");
             if (f->keeps_deferred) sb_puts(&notes, "reports no earlier async call's error; ");

@@ -85,11 +85,11 @@ static char *proto(const function_def *f, const char *name, char **names)
     return proto_with(f, name, names, NULL);
 }
 
-/* `async_check: F`: "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
+/* `async_check: F` (or `async_vouch: F`): "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
 static char *async_check_text(const function_def *f, char **names, int call)
 {
     strbuf b = {0};
-    sb_printf(&b, "%s%s(", call ? "" : "bool ", f->async_check);
+    sb_printf(&b, "%s%s(", call ? "" : "bool ", f->async_check ? f->async_check : f->async_vouch);
     if (!f->sig.nparams && !call) sb_puts(&b, "void");
     for (size_t i = 0; i < f->sig.nparams; i++) {
         char *d = call ? xstrdup(names[i]) : c_decl(f->sig.params[i].type, names[i], 0);
@@ -1033,7 +1033,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                               : xstrdup(f->name);
     char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
-    if (f->async_check) {
+    if (f->async_check || f->async_vouch) {
         char *d = async_check_text(f, s.names, 0);
         PUT("stub_custom_decl", "proto", d);
         free(d);
@@ -1079,9 +1079,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         e->o.indent = 0;
     }
     if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
-    if (f->async_check) { /* asked first: it may make calls of its own */
+    if (f->async_check || f->async_vouch) { /* asked first: it may make calls of its own */
         char *call = async_check_text(f, s.names, 1);
-        char *d = xasprintf("bool may_queue_ = %s", call);
+        char *d = xasprintf("bool %s = %s", f->async_check ? "may_queue_" : "vouched_", call);
         PUT("stub_local", "decl", d);
         free(d);
         free(call);
@@ -1229,8 +1229,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         PUT("stub_async");
         if (lasterr)
             PUT("stub_lasterr_queued", "api", m->api.name, "checked",
-                f->async_check ? "may_queue_" : f->async_repeats ? "true" : "false",
+                f->async_check ? "may_queue_" : f->async_vouch ? "vouched_" : f->async_repeats ? "true" : "false",
                 "why", f->async_check     ? "unchanged when async_check vouched for the call"
+                       : f->async_vouch   ? "unchanged when async_vouch vouched for the call"
                        : f->async_repeats ? "unchanged: the library accepted these values before"
                                           : "unknown: it may fail on the server");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */

@@ -635,6 +635,10 @@ bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, co
 /* Whether addr lies in a device range the guest noted for any server (hand-written
  * guest code that must tell device addresses from its own host memory). */
 bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
+/* Whether all of [addr, addr + bytes) lies in one device range the guest
+ * noted for server (hand-written `async_check`s: a range the library would
+ * accept at the call); false for addr 0. */
+bool apigen_dev_within(const apigen_api *api, int server, uint64_t addr, uint64_t bytes);
 /* Handle states the guest tracks (spec `types.handles.H.state`, a handle's
  * pointer mode): per (table, id), where table is the generated stub's array
  * of the type's initial values (so the key also names the API and the

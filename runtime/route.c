@@ -307,19 +307,22 @@ bool apigen_dev_noted(const apigen_api *api, uint64_t addr)
     return in;
 }
 
-bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes)
+bool apigen_dev_within(const apigen_api *api, int server, uint64_t addr, uint64_t bytes)
 {
-    if (!addr)
-        return true;
-    rapi *r = find(c->api);
-    if (!r || c->server < 0 || (unsigned)c->server >= r->n)
+    rapi *r = addr ? find(api) : NULL;
+    if (!r || server < 0 || (unsigned)server >= r->n)
         return false;
     pthread_rwlock_rdlock(&r->dev_rw);
-    const dtable *t = &r->dev[c->server];
+    const dtable *t = &r->dev[server];
     size_t i = upper(t, addr);
     bool in = i > 0 && addr < t->r[i - 1].end && bytes <= t->r[i - 1].end - addr;
     pthread_rwlock_unlock(&r->dev_rw);
     return in;
+}
+
+bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes)
+{
+    return !addr || apigen_dev_within(c->api, c->server, addr, bytes);
 }
 
 bool apigen_vouch_dev_elems(const apigen_call *c, const void *buf, uint64_t bytes)

@@ -15362,6 +15362,7 @@ done:
     return ret_;
 }
 
+bool cudart_memcpy_vouched(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemcpyAsync: the spec's hand-written guest code exports cudaMemcpyAsync and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
@@ -15371,6 +15372,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
+    bool vouched_ = cudart_memcpy_vouched(dst, src, count, kind, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (kind == cudaMemcpyDeviceToHost) {
     } else {
@@ -15411,7 +15413,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&cudart_api, vouched_); /* api.errors.last_error: unchanged when async_vouch vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -15456,6 +15458,7 @@ done:
     return ret_;
 }
 
+bool cudart_memcpy_vouched(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemcpyAsync_ptsz: the spec's hand-written guest code exports cudaMemcpyAsync_ptsz and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
@@ -15465,6 +15468,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
+    bool vouched_ = cudart_memcpy_vouched(dst, src, count, kind, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (kind == cudaMemcpyDeviceToHost) {
     } else {
@@ -15505,7 +15509,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&cudart_api, vouched_); /* api.errors.last_error: unchanged when async_vouch vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -17322,6 +17326,7 @@ done:
     return ret_;
 }
 
+bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemsetAsync: the spec's hand-written guest code exports cudaMemsetAsync and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
@@ -17329,6 +17334,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool vouched_ = cudart_memset_vouched(devPtr, value, count, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -17346,7 +17352,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&cudart_api, vouched_); /* api.errors.last_error: unchanged when async_vouch vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }
@@ -17385,6 +17391,7 @@ done:
     return ret_;
 }
 
+bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream); /* hand-written, in the spec's sources */
 /* The forwarder of cudaMemsetAsync_ptsz: the spec's hand-written guest code exports cudaMemsetAsync_ptsz and calls this. */
 APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
@@ -17392,6 +17399,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool vouched_ = cudart_memset_vouched(devPtr, value, count, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -17409,7 +17417,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&cudart_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&cudart_api, vouched_); /* api.errors.last_error: unchanged when async_vouch vouched for the call */
         ret_ = cudaSuccess;
         goto done;
     }

@@ -25,7 +25,21 @@
  * later call does: "may also return error codes from previous, asynchronous
  * launches"; forwarded it is the next sync call's, which records it as the
  * thread's last error), the device running out of memory for the launch's
- * local memory (as a host running out of memory, the next call's error). */
+ * local memory (as a host running out of memory, the next call's error).
+ *
+ * cudaMemsetAsync and cudaMemcpyAsync (to the device or within it) are
+ * queued whenever the server takes them (the generated checks), and
+ * vouched for (`async_vouch`: cudart_memset_vouched, cudart_memcpy_vouched)
+ * when the runtime cannot refuse them at the call either: each device
+ * address lies, with all its bytes, in one allocation the guest noted
+ * (apigen_dev_within), on a default stream or a stream whose device the
+ * guest already knows to be the thread's current one (known: these checks
+ * make no call), with no capture possibly open; a zero-byte call is taken
+ * at any address. PyTorch zeroes and copies between tensors this way
+ * several times per training step, and checks each with cudaGetLastError:
+ * the vouched call keeps that answer in the guest. A copy from host memory
+ * is vouched only from a non-NULL host address the guest did not note as
+ * device memory; cudaMemcpyDefault and copies to the host are not. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -159,6 +173,14 @@ static bool stream_device(cudaStream_t stream, int *dev)
 #endif
 }
 
+/* the current device's default streams, or a stream of it */
+static bool stream_ok(cudaStream_t stream, int dev)
+{
+    if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+    int sd = -1;
+    return stream_device(stream, &sd) && sd == dev;
+}
+
 static bool accepted(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                      uint32_t numAttrs, uint32_t flags)
 {
@@ -181,10 +203,50 @@ static bool accepted(const void *func, dim3 grid, dim3 block, size_t shmem, cuda
     if (shmem > (size_t)(f.max_dyn_smem > 0 ? f.max_dyn_smem : 0) ||
         shmem + f.static_smem > (size_t)(d.smem_optin > 0 ? d.smem_optin : 0))
         return false;
-    if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread)
-        return true; /* the current device's default streams */
-    int sd = -1;
-    return stream_device(stream, &sd) && sd == dev;
+    return stream_ok(stream, dev);
+}
+
+/* all of [p, p + n) in one device allocation the guest noted for the
+ * current server (its device is not asked: on a unified address space the
+ * runtime takes another device's memory at the call) */
+static bool device_bytes(const void *p, size_t n)
+{
+    return apigen_dev_within(&cudart_api, apigen_current_server(&cudart_api), (uint64_t)(uintptr_t)p,
+                             n);
+}
+
+/* a stream of the thread's current device, from what the guest knows
+ * already (the thread's device slot, streams the launch checks asked) */
+static bool stream_known_ok(cudaStream_t stream)
+{
+    uint64_t dev = 0;
+    if (cudart_capture_maybe_active() || !apigen_tstate_get(&cudart_api, 0, &dev)) return false;
+    if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+    uint64_t k = (uint64_t)(uintptr_t)stream;
+    pthread_mutex_lock(&lock_);
+    size_t i = slot(k, NSTREAM), n = 0;
+    for (; n < NSTREAM && streams_[i].stream && streams_[i].stream != k; n++)
+        i = (i + 1) & (NSTREAM - 1);
+    bool ok = n < NSTREAM && streams_[i].stream == k && (uint64_t)streams_[i].dev == dev;
+    pthread_mutex_unlock(&lock_);
+    return ok;
+}
+
+bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    (void)value;
+    return stream_known_ok(stream) && (!count || device_bytes(devPtr, count));
+}
+
+bool cudart_memcpy_vouched(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                           cudaStream_t stream)
+{
+    if (!stream_known_ok(stream) || (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToDevice))
+        return false;
+    if (!count) return true;
+    if (!device_bytes(dst, count)) return false;
+    if (kind == cudaMemcpyDeviceToDevice) return device_bytes(src, count);
+    return src && !apigen_dev_noted(&cudart_api, (uint64_t)(uintptr_t)src);
 }
 
 bool cudart_launch_queued(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block,

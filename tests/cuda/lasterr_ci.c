@@ -62,20 +62,25 @@ static dim3 d3(unsigned x, unsigned y, unsigned z)
     return d;
 }
 
-/* n launches, each checked as PyTorch checks it (C10_CUDA_KERNEL_LAUNCH_CHECK) */
-static int loop(const char *name, int n)
+/* n launches (or zeroings, or copies within the device), each checked as
+ * PyTorch checks it (C10_CUDA_KERNEL_LAUNCH_CHECK) */
+enum work { LAUNCH, MEMSET, COPY };
+static int loop_of(const char *name, int n, enum work w)
 {
     int bad = 0;
     fprintf(stderr, "MARK %s begin\n", name);
     for (int i = 0; i < n; i++) {
-        cudaError_t e = go(k_add, d3(4, 1, 1), d3(128, 1, 1), 0, 0);
+        cudaError_t e = w == LAUNCH ? go(k_add, d3(4, 1, 1), d3(128, 1, 1), 0, 0)
+                        : w == MEMSET ? cudaMemsetAsync(dev_, 0, 256, 0)
+                                      : cudaMemcpyAsync(dev_ + 256, dev_, 256, cudaMemcpyDeviceToDevice, 0);
         cudaError_t g = cudaGetLastError();
         bad += e != cudaSuccess || g != cudaSuccess;
     }
     fprintf(stderr, "MARK %s end\n", name);
-    printf("%s: %d launches, %d failed\n", name, n, bad);
+    printf("%s: %d calls, %d failed\n", name, n, bad);
     return bad;
 }
+static int loop(const char *name, int n) { return loop_of(name, n, LAUNCH); }
 
 int main(void)
 {
@@ -88,6 +93,7 @@ int main(void)
     printf("cudaMalloc: %s\n", nm(cudaMalloc((void **)&dev_, 4096)));
     show("start", cudaSuccess);
     int bad = loop("warm-up", 2) + loop("loop", 100);
+    bad += loop_of("memset loop", 100, MEMSET) + loop_of("copy loop", 100, COPY);
 
     printf("-- launches the runtime refuses at the call\n");
     show("block 2048 threads", go(k_add, d3(1, 1, 1), d3(2048, 1, 1), 0, 0));
@@ -109,6 +115,9 @@ int main(void)
     show("a stream of device 1 on device 1", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s1));
     printf("cudaSetDevice(0): %s\n", nm(cudaSetDevice(0)));
     show("a stream of device 1 on device 0", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s1));
+    show("cudaMemsetAsync past the allocation's end", cudaMemsetAsync(dev_ + 1000, 0, 64, 0));
+    show("cudaMemsetAsync on a stream of device 1", cudaMemsetAsync(dev_, 0, 64, s1));
+    show("cudaMemcpyAsync from host memory", cudaMemcpyAsync(dev_, &n_, sizeof n_, cudaMemcpyHostToDevice, 0));
 
     printf("-- a sync call's error, then the last error once\n");
     show("cudaMemset refused", cudaMemset(dev_, 0x7e, 16));

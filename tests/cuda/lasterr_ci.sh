@@ -61,18 +61,21 @@ for mode in kept remote nocache; do
         exit 1
     fi
     loop=$(rts loop "$tmp/$mode.err") after=$(rts "after the errors" "$tmp/$mode.err")
-    echo "$mode (APIGEN_CACHE=$cache APIGEN_LAST_ERROR=$le): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after"
+    mset=$(rts "memset loop" "$tmp/$mode.err") copy=$(rts "copy loop" "$tmp/$mode.err")
+    echo "$mode (APIGEN_CACHE=$cache APIGEN_LAST_ERROR=$le): round trips: loop of 100 launches + cudaGetLastError: $loop; after the errors: $after; 100 cudaMemsetAsync: $mset; 100 cudaMemcpyAsync within the device: $copy"
     if [ $mode = remote ]; then
         # every cudaGetLastError asks the server, nothing else does (main before this change)
-        [ "$loop" = 100 ] && [ "$after" = 100 ] || fail "APIGEN_LAST_ERROR=0: not one round trip per cudaGetLastError"
+        [ "$loop" = 100 ] && [ "$after" = 100 ] && [ "$mset" = 100 ] && [ "$copy" = 100 ] ||
+            fail "APIGEN_LAST_ERROR=0: not one round trip per cudaGetLastError"
     elif [ $mode = kept ]; then
-        if [ "$loop" != 0 ] || [ "$after" != 0 ]; then
-            awk '/^MARK (loop|after the errors) begin/ { on = 1 } on && /: rt / { print "    " $0 }
-                 /^MARK (loop|after the errors) end/ { on = 0 }' "$tmp/$mode.err" | head -20
-            fail "launch + cudaGetLastError loops made round trips"
+        if [ "$loop" != 0 ] || [ "$after" != 0 ] || [ "$mset" != 0 ] || [ "$copy" != 0 ]; then
+            awk '/^MARK .* begin/ { on = 1 } on && /: rt / { print "    " $0 } /^MARK .* end/ { on = 0 }' \
+                "$tmp/$mode.err" | head -20
+            fail "call + cudaGetLastError loops made round trips"
         fi
     else
-        [ "$loop" -ge 100 ] && [ "$after" -ge 100 ] || fail "the control made fewer round trips than calls"
+        [ "$loop" -ge 100 ] && [ "$after" -ge 100 ] && [ "$mset" -ge 100 ] && [ "$copy" -ge 100 ] ||
+            fail "the control made fewer round trips than calls"
     fi
 done
 echo "PASS: lasterr_ci over $transport ($(wc -l < "$tmp/native") lines as natively)"
