@@ -2300,6 +2300,29 @@ static int ret_is_error(const api_model *m, const function_def *f)
            (r->canonical && strcmp(r->canonical, et) == 0);
 }
 
+/* `async_check: F` / `async_vouch: F` (key): F, a guest function of the
+ * call's parameters, or NULL after a diagnostic (why_not: a reason the key
+ * does not apply, or NULL) */
+static char *async_guest_fn(ck *c, const function_def *f, const spec_node *n, const char *key,
+                            int is_async, const char *why_not)
+{
+    const char *fn_;
+    if (!is_async)
+        diag_error(c->d, n->loc, f->name, NULL,
+                   "`%s` applies to async calls: give `async: true` or `async_if:` too, or drop it",
+                   key);
+    else if (why_not)
+        diag_error(c->d, n->loc, f->name, NULL, "%s", why_not);
+    else if (spec_string(n, key, c->d, f->name, NULL, &fn_)) {
+        if (is_c_identifier(fn_)) return arena_strdup(c->a, fn_);
+        diag_error(c->d, n->loc, f->name, NULL,
+                   "`%s: %s` is not a C function name (a guest function `bool F(<the call's "
+                   "parameters>)` in the spec's sources)",
+                   key, fn_);
+    }
+    return NULL;
+}
+
 static void check_function(ck *c, function_def *f, const spec_node *E, src_loc key_loc)
 {
     diag_sink *d = c->d;
@@ -2659,48 +2682,20 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     /* async_check: a guest function of the call's parameters that says whether the
      * call may be queued (else it goes synchronously: the error is its own) */
     const spec_node *ack = spec_get(E, "async_check");
-    if (ack) {
-        const char *fn_;
-        if (!f->async && !ain)
-            diag_error(d, ack->loc, f->name, NULL,
-                       "`async_check` applies to async calls: give `async: true` or "
-                       "`async_if:` too, or drop it");
-        else if (spec_string(ack, "async_check", d, f->name, NULL, &fn_)) {
-            if (!is_c_identifier(fn_))
-                diag_error(d, ack->loc, f->name, NULL,
-                           "`async_check: %s` is not a C function name (a guest function "
-                           "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
-            else
-                f->async_check = arena_strdup(c->a, fn_);
-        }
-    }
+    if (ack) f->async_check = async_guest_fn(c, f, ack, "async_check", f->async || ain, NULL);
     /* async_vouch: a guest function of the call's parameters that says whether
      * the library certainly accepts the call; it is queued as without it, and
      * a vouched one keeps the thread's last error known in the guest */
     const spec_node *avo = spec_get(E, "async_vouch");
-    if (avo) {
-        const char *fn_;
-        if (!f->async && !ain)
-            diag_error(d, avo->loc, f->name, NULL,
-                       "`async_vouch` applies to async calls: give `async: true` or "
-                       "`async_if:` too, or drop it");
-        else if (f->async_check)
-            diag_error(d, avo->loc, f->name, NULL,
-                       "`async_vouch` with `async_check`: a call `async_check` passes is vouched "
-                       "for already (keep one)");
-        else if (!c->m->api.last_error_get && !c->m->api.last_error_peek)
-            diag_error(d, avo->loc, f->name, NULL,
-                       "`async_vouch` says a queued call leaves the last error as it was: "
-                       "only an API with `api.errors.last_error` keeps one (drop it)");
-        else if (spec_string(avo, "async_vouch", d, f->name, NULL, &fn_)) {
-            if (!is_c_identifier(fn_))
-                diag_error(d, avo->loc, f->name, NULL,
-                           "`async_vouch: %s` is not a C function name (a guest function "
-                           "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
-            else
-                f->async_vouch = arena_strdup(c->a, fn_);
-        }
-    }
+    if (avo)
+        f->async_vouch = async_guest_fn(
+            c, f, avo, "async_vouch", f->async || ain,
+            f->async_check ? "`async_vouch` with `async_check`: a call `async_check` passes is "
+                             "vouched for already (keep one)"
+            : !c->m->api.last_error_get && !c->m->api.last_error_peek
+                ? "`async_vouch` says a queued call leaves the last error as it was: only an API "
+                  "with `api.errors.last_error` keeps one (drop it)"
+                : NULL);
     /* async_repeats: queued only when the same checked values succeeded in a
      * sync call before (runtime/repeat.c) */
     const spec_node *arp = spec_get(E, "async_repeats");
