@@ -36,6 +36,7 @@ spid=$!
 i=0; while [ ! -S "$tmp/s.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 for c in $cases; do
     for st in 20 60; do
+        rm -f "$tmp/trace.$st" # APIGEN_TRACE appends
         APIGEN_SERVER="unix://$tmp/s.sock" APIGEN_TRACE="$tmp/trace.$st" LD_PRELOAD="$preload" \
             LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             timeout 300 "$py" "$root/bench/torch_step.py" "$c" "$st" 10 > "$tmp/out" 2>&1 ||
