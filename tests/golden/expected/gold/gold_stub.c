@@ -657,11 +657,13 @@ APIGEN_EXPORT void goldFlush(goldQueue q)
         if (st_ != APIGEN_OK)
             goto fail;
         apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_cache_forget(&call_, "flushed"); /* cache: answers kept under flushed are unknown */
         goto done;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
+    apigen_cache_forget(&call_, "flushed"); /* cache: answers kept under flushed are unknown */
     apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
     apigen_call_end(&call_);
     goto done;
@@ -837,12 +839,14 @@ done:
     return ret_;
 }
 
+bool gold_launch_vouched(goldQueue q, const void *arg, goldPoint grid); /* hand-written, in the spec's sources */
 APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
+    bool vouched_ = gold_launch_vouched(q, arg, grid);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
     if (srv_ < 0) srv_ = apigen_route_dev(&gold_api, (uint64_t)(uintptr_t)arg); /* arg */
@@ -858,7 +862,7 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
             goto fail;
-        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        apigen_lasterr_queued(&gold_api, vouched_); /* api.errors.last_error: unchanged when async_vouch vouched for the call */
         ret_ = GOLD_OK;
         goto done;
     }
