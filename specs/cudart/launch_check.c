@@ -151,9 +151,10 @@ void cudart_launch_forget(const void *proxy)
     pthread_mutex_unlock(&lock_);
 }
 
-static bool stream_device(cudaStream_t stream, int *dev)
+/* The stream's device as the table knows it (true), else false with *at
+ * the slot to keep it in (NSTREAM: the table is full). */
+static bool stream_known(uint64_t k, int *dev, size_t *at)
 {
-    uint64_t k = (uint64_t)(uintptr_t)stream;
     pthread_mutex_lock(&lock_);
     size_t i = slot(k, NSTREAM), n = 0;
     for (; n < NSTREAM && streams_[i].stream && streams_[i].stream != k; n++)
@@ -161,11 +162,19 @@ static bool stream_device(cudaStream_t stream, int *dev)
     bool have = n < NSTREAM && streams_[i].stream == k;
     if (have) *dev = streams_[i].dev;
     pthread_mutex_unlock(&lock_);
-    if (have) return true;
+    *at = n < NSTREAM ? i : NSTREAM;
+    return have;
+}
+
+static bool stream_device(cudaStream_t stream, int *dev)
+{
+    uint64_t k = (uint64_t)(uintptr_t)stream;
+    size_t i;
+    if (stream_known(k, dev, &i)) return true;
 #ifdef APIGEN_HAS_FN_cudaStreamGetDevice /* 12.8 */
     if (cudaStreamGetDevice(stream, dev) != cudaSuccess) return false;
     pthread_mutex_lock(&lock_);
-    if (n < NSTREAM) streams_[i] = (stream_dev){k, *dev};
+    if (i < NSTREAM) streams_[i] = (stream_dev){k, *dev};
     pthread_mutex_unlock(&lock_);
     return true;
 #else
@@ -222,14 +231,9 @@ static bool stream_known_ok(cudaStream_t stream)
     uint64_t dev = 0;
     if (cudart_capture_maybe_active() || !apigen_tstate_get(&cudart_api, 0, &dev)) return false;
     if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
-    uint64_t k = (uint64_t)(uintptr_t)stream;
-    pthread_mutex_lock(&lock_);
-    size_t i = slot(k, NSTREAM), n = 0;
-    for (; n < NSTREAM && streams_[i].stream && streams_[i].stream != k; n++)
-        i = (i + 1) & (NSTREAM - 1);
-    bool ok = n < NSTREAM && streams_[i].stream == k && (uint64_t)streams_[i].dev == dev;
-    pthread_mutex_unlock(&lock_);
-    return ok;
+    int sd = -1;
+    size_t at;
+    return stream_known((uint64_t)(uintptr_t)stream, &sd, &at) && (uint64_t)sd == dev;
 }
 
 bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream)
