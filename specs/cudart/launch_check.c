@@ -34,7 +34,7 @@
  * address lies, with all its bytes, in one allocation the guest noted
  * (apigen_dev_within), on a default stream or a stream whose device the
  * guest already knows to be the thread's current one (known: these checks
- * make no call), with no capture possibly open; a zero-byte call is taken
+ * cost no round trip), with no capture possibly open; a zero-byte call is taken
  * at any address. PyTorch zeroes and copies between tensors this way
  * several times per training step, and checks each with cudaGetLastError:
  * the vouched call keeps that answer in the guest. A copy from host memory
