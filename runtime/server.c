@@ -1031,6 +1031,27 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     _exit(0);
 }
 
+/* Before a session process is forked (srv->mu held): the child starts with
+ * every lock as this process's other threads held it at that moment, and a
+ * lock held then stays held there (ASan's allocator, taken by a handshake
+ * thread that was allocating: the child's first allocation never returned,
+ * tests/cudalibs badinput, 2026-11-27, while another client's lanes shook
+ * hands). This process's other threads are short handshakes: wait until
+ * this is the only one left, at most 50 ms (a client that never sends its
+ * hello must not hold the sessions of others up longer). */
+static void quiesce_for_fork(rt_server *srv)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_nsec += 50 * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    while (srv->nconns > 1 && pthread_cond_timedwait(&srv->cv, &srv->mu, &dl) == 0) {
+    }
+}
+
 /* Parent: hands sc's connection to the child of its session (a new child
  * for a new session). RT_HELLO_OK: the child owns the socket now. */
 static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_hello *hl,
@@ -1078,6 +1099,7 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_he
         }
         /* its counters: shared with this process, which serves the scrape */
         struct rt_mx_seg *mx = rt_mx_seg_new(sc->api, apigen_tp_peer(sc->conn), hl->pid, hl->comm);
+        quiesce_for_fork(srv);
         pid_t pid = fork();
         if (pid == 0) {
             close(sv[0]);
