@@ -1035,7 +1035,7 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
  * every lock as this process's other threads held it at that moment, and a
  * lock held then stays held there (ASan's allocator, taken by a handshake
  * thread that was allocating: the child's first allocation never returned,
- * tests/cudalibs badinput, 2026-11-27, while another client's lanes shook
+ * a bad-input test of a library, 2026-11-27, while another client's lanes shook
  * hands). This process's other threads are short handshakes: wait until
  * this is the only one left, at most 50 ms (a client that never sends its
  * hello must not hold the sessions of others up longer). */
