@@ -85,6 +85,12 @@ static char *proto(const function_def *f, const char *name, char **names)
     return proto_with(f, name, names, NULL);
 }
 
+/* The stub's local holding what `async_check` or `async_vouch` said, or NULL */
+static const char *queue_check_var(const function_def *f)
+{
+    return f->async_check ? "may_queue_" : f->async_vouch ? "vouched_" : NULL;
+}
+
 /* `async_check: F` (or `async_vouch: F`): "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
 static char *async_check_text(const function_def *f, char **names, int call)
 {
@@ -1033,7 +1039,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                               : xstrdup(f->name);
     char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
-    if (f->async_check || f->async_vouch) {
+    if (queue_check_var(f)) {
         char *d = async_check_text(f, s.names, 0);
         PUT("stub_custom_decl", "proto", d);
         free(d);
@@ -1079,9 +1085,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         e->o.indent = 0;
     }
     if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
-    if (f->async_check || f->async_vouch) { /* asked first: it may make calls of its own */
+    if (queue_check_var(f)) { /* asked first: it may make calls of its own */
         char *call = async_check_text(f, s.names, 1);
-        char *d = xasprintf("bool %s = %s", f->async_check ? "may_queue_" : "vouched_", call);
+        char *d = xasprintf("bool %s = %s", queue_check_var(f), call);
         PUT("stub_local", "decl", d);
         free(d);
         free(call);
@@ -1229,7 +1235,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         PUT("stub_async");
         if (lasterr)
             PUT("stub_lasterr_queued", "api", m->api.name, "checked",
-                f->async_check ? "may_queue_" : f->async_vouch ? "vouched_" : f->async_repeats ? "true" : "false",
+                queue_check_var(f) ? queue_check_var(f) : f->async_repeats ? "true" : "false",
                 "why", f->async_check     ? "unchanged when async_check vouched for the call"
                        : f->async_vouch   ? "unchanged when async_vouch vouched for the call"
                        : f->async_repeats ? "unchanged: the library accepted these values before"

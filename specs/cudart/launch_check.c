@@ -225,18 +225,16 @@ static bool device_bytes(const void *p, size_t n)
 }
 
 /* a stream of the thread's current device, from what the guest knows
- * already (the thread's device, which cudaGetDevice then answers in the
- * guest, in the program's numbering; streams the launch checks asked) */
+ * already: the thread's device slot (in the program's numbering, as
+ * cudaGetDevice answers it from there) and streams the launch checks asked */
 static bool stream_known_ok(cudaStream_t stream)
 {
-    uint64_t known = 0;
-    int dev = -1, sd = -1;
+    uint64_t dev = 0;
+    int sd = -1;
     size_t at;
-    if (cudart_capture_maybe_active() || !apigen_tstate_get(&cudart_api, 0, &known) ||
-        cudaGetDevice(&dev) != cudaSuccess)
-        return false;
+    if (cudart_capture_maybe_active() || !apigen_tstate_get(&cudart_api, 0, &dev)) return false;
     if (!stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
-    return stream_known((uint64_t)(uintptr_t)stream, &sd, &at) && sd == dev;
+    return stream_known((uint64_t)(uintptr_t)stream, &sd, &at) && (uint64_t)(int64_t)sd == dev;
 }
 
 bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream)
