@@ -51,8 +51,9 @@ typedef struct mx_lanes {
     _Atomic uint64_t opened, in, out;
 } mx_lanes;
 
-/* A session process's shared mapping: its record, then MX_SLOTS blocks of
- * ncalls counters. The parent reads numbers from it, never pointers. */
+/* A session process's shared mapping: its record, then MX_SLOTS counter
+ * blocks (mx_stride counters each: every served API's, at its offset). The
+ * parent reads numbers from it, never pointers. */
 typedef struct mx_shared {
     struct rt_mx_sess sess;
     uint8_t used[MX_SLOTS]; /* the child's own bookkeeping */
@@ -70,9 +71,11 @@ struct rt_mx_seg { /* parent-private (the child has its copy) */
     pid_t pid;
 };
 
+/* A connection's counter block (--isolation thread): mx_stride counters,
+ * every served API's at its offset, since one connection of a family's
+ * session carries the calls of every API of the family */
 typedef struct mx_blk {
     struct mx_blk *next;
-    const apigen_api *api;
     rt_mx_call *c;
     bool used;
 } mx_blk;
@@ -85,7 +88,7 @@ typedef struct mx_snode {
 
 typedef struct mx_api {
     const apigen_api *api;
-    rt_mx_call *shared;  /* for connections that got no block of their own */
+    uint32_t off;        /* its counters' offset in every block */
     uint64_t *ended;     /* [ncalls * 13]: counts of session processes reaped */
     uint64_t sessions_ended;
 } mx_api;
@@ -93,6 +96,8 @@ typedef struct mx_api {
 static pthread_mutex_t mx_mu = PTHREAD_MUTEX_INITIALIZER;
 static mx_api *mx_apis;
 static unsigned mx_napis;
+static uint32_t mx_stride;          /* counters per block: the served APIs' calls */
+static rt_mx_call *mx_shared_blk;   /* for connections that got no block of their own */
 static mx_blk *mx_blks;
 static mx_snode *mx_sessions;
 static struct rt_mx_seg *mx_segs;
@@ -221,10 +226,16 @@ static mx_api *api_of(const apigen_api *api)
     return NULL;
 }
 
-void rt_mx_claim(const apigen_api *api, rt_mx_slot *s)
+uint32_t rt_mx_off(const apigen_api *api)
+{
+    mx_api *a = api_of(api);
+    return a ? a->off : UINT32_MAX;
+}
+
+void rt_mx_claim(rt_mx_slot *s)
 {
     memset(s, 0, sizeof *s);
-    if (!rt_mx_on || !api->ncalls)
+    if (!rt_mx_on)
         return;
     pthread_mutex_lock(&mx_mu);
     if (mx_self) {
@@ -234,7 +245,7 @@ void rt_mx_claim(const apigen_api *api, rt_mx_slot *s)
                 sh->used[k] = 1;
                 if (atomic_load_explicit(&sh->slots, memory_order_relaxed) < k + 1)
                     atomic_store_explicit(&sh->slots, k + 1, memory_order_relaxed);
-                s->c = sh->c + (size_t)k * api->ncalls;
+                s->c = sh->c + (size_t)k * mx_stride;
                 s->owner = &sh->used[k];
             }
         if (!s->c) {
@@ -243,24 +254,23 @@ void rt_mx_claim(const apigen_api *api, rt_mx_slot *s)
         }
     } else {
         mx_blk *b = mx_blks;
-        while (b && (b->used || b->api != api))
+        while (b && b->used)
             b = b->next;
-        if (!b && (b = calloc(1, sizeof *b)) && !(b->c = calloc(api->ncalls, sizeof *b->c))) {
-            free(b);
-            b = NULL;
-        }
-        if (b && !b->api) {
-            b->api = api;
-            b->next = mx_blks;
-            mx_blks = b;
+        if (!b && (b = calloc(1, sizeof *b))) {
+            if ((b->c = calloc(mx_stride, sizeof *b->c))) {
+                b->next = mx_blks;
+                mx_blks = b;
+            } else {
+                free(b);
+                b = NULL;
+            }
         }
         if (b) {
             b->used = true;
             s->c = b->c;
             s->owner = b;
         } else {
-            mx_api *a = api_of(api);
-            s->c = a ? a->shared : NULL;
+            s->c = mx_shared_blk;
             s->shared = true;
         }
     }
@@ -357,7 +367,7 @@ struct rt_mx_seg *rt_mx_seg_new(const apigen_api *api, const char *peer, uint64_
     if (!g)
         return NULL;
     g->api = api;
-    g->len = sizeof(mx_shared) + (size_t)MX_SLOTS * api->ncalls * sizeof(rt_mx_call);
+    g->len = sizeof(mx_shared) + (size_t)MX_SLOTS * mx_stride * sizeof(rt_mx_call);
     g->sh = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (g->sh == MAP_FAILED) {
         free(g);
@@ -427,11 +437,11 @@ void rt_mx_seg_end(pid_t pid)
         if (g->pid != pid)
             continue;
         *pp = g->next;
-        mx_api *a = api_of(g->api);
-        if (a) {
+        for (unsigned i = 0; i < mx_napis; i++) {
+            mx_api *a = &mx_apis[i];
             for (unsigned k = 0; k < seg_slots(g); k++)
-                sum_into(a->ended, g->sh->c + (size_t)k * g->api->ncalls, g->api->ncalls);
-            a->sessions_ended++;
+                sum_into(a->ended, g->sh->c + (size_t)k * mx_stride + a->off, a->api->ncalls);
+            a->sessions_ended += a->api == g->api;
         }
         lanes_into(mx_lanes_ended, &g->sh->lanes);
         rt_mx_seg_free(g);
@@ -450,14 +460,12 @@ static uint64_t *totals(const mx_api *a)
         return NULL;
     for (size_t i = 0; i < (size_t)n * MX_FIELDS; i++)
         t[i] = a->ended[i];
-    sum_into(t, a->shared, n);
+    sum_into(t, mx_shared_blk + a->off, n);
     for (mx_blk *b = mx_blks; b; b = b->next)
-        if (b->api == a->api)
-            sum_into(t, b->c, n);
+        sum_into(t, b->c + a->off, n);
     for (struct rt_mx_seg *g = mx_segs; g; g = g->next)
-        if (g->api == a->api)
-            for (unsigned k = 0; k < seg_slots(g); k++)
-                sum_into(t, g->sh->c + (size_t)k * n, n);
+        for (unsigned k = 0; k < seg_slots(g); k++)
+            sum_into(t, g->sh->c + (size_t)k * mx_stride + a->off, n);
     return t;
 }
 
@@ -980,12 +988,18 @@ bool rt_mx_start(const char *url, const apigen_api *const *apis, unsigned napis,
     for (unsigned i = 0; i < napis; i++) {
         uint32_t n = apis[i]->ncalls ? apis[i]->ncalls : 1;
         mx_apis[i].api = apis[i];
-        mx_apis[i].shared = calloc(n, sizeof(rt_mx_call));
+        mx_apis[i].off = mx_stride;
+        mx_stride += n;
         mx_apis[i].ended = calloc((size_t)n * MX_FIELDS, sizeof(uint64_t));
-        if (!mx_apis[i].shared || !mx_apis[i].ended) {
+        if (!mx_apis[i].ended) {
             apigen_log("--metrics: out of memory");
             return false;
         }
+    }
+    mx_shared_blk = calloc(mx_stride, sizeof(rt_mx_call));
+    if (!mx_shared_blk) {
+        apigen_log("--metrics: out of memory");
+        return false;
     }
     mx_napis = napis;
     rt_mx_tsc = tsc_setup();

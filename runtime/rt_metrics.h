@@ -29,8 +29,9 @@ typedef struct rt_mx_call {
     _Atomic uint64_t hist[RT_MX_NB];
 } rt_mx_call;
 
-/* A connection's place to count: c[ncalls] of its API; shared: other
- * connections count there too (atomic adds). */
+/* A connection's place to count: a block of every served API's counters,
+ * each API's at its offset (rt_mx_off); shared: other connections count
+ * there too (atomic adds). */
 typedef struct rt_mx_slot {
     rt_mx_call *c;
     bool shared;
@@ -60,11 +61,11 @@ static inline void rt_mx_add(_Atomic uint64_t *p, uint64_t v, bool shared)
         atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
-/* One dispatched call (call < the API's ncalls). */
-static inline void rt_mx_count(const rt_mx_slot *s, uint32_t call, bool error, uint64_t in,
-                               uint64_t out, uint64_t dt)
+/* One dispatched call: call < its API's ncalls, off its API's rt_mx_off. */
+static inline void rt_mx_count(const rt_mx_slot *s, uint32_t off, uint32_t call, bool error,
+                               uint64_t in, uint64_t out, uint64_t dt)
 {
-    rt_mx_call *c = &s->c[call];
+    rt_mx_call *c = &s->c[off + call];
     rt_mx_add(&c->calls, 1, s->shared);
     if (error)
         rt_mx_add(&c->errors, 1, s->shared);
@@ -79,8 +80,10 @@ static inline void rt_mx_count(const rt_mx_slot *s, uint32_t call, bool error, u
         }
 }
 
-/* A connection of api starts counting / stops (its counts stay). */
-void rt_mx_claim(const apigen_api *api, rt_mx_slot *s);
+/* A connection starts counting / stops (its counts stay). */
+void rt_mx_claim(rt_mx_slot *s);
+/* where api's counters are in a block; UINT32_MAX: api is not served */
+uint32_t rt_mx_off(const apigen_api *api);
 void rt_mx_unclaim(rt_mx_slot *s);
 
 /* A session: what the handshake told (guest pid, process name; 0/"" when

@@ -93,6 +93,8 @@ typedef struct sconn {
     apigen_frame_hdr pre_h;
     bool handed_off;        /* parent: the socket now belongs to a session child */
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
+    const apigen_api *mx_api; /* the API of its last counted frame, */
+    uint32_t mx_off;          /* and where its counters are (rt_mx_off) */
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
     bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
     bool counted_main, counted_lane; /* in srv->nmain / srv->nlanes */
@@ -497,6 +499,11 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     char err[256];
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
     uint64_t m0 = sc->mx.c ? rt_mx_ticks() : 0;
+    if (m0 && api != sc->mx_api) { /* a family's connection carries several APIs' calls */
+        sc->mx_api = api;
+        sc->mx_off = rt_mx_off(api);
+    }
+    bool mx_count = m0 && call_id < api->ncalls && sc->mx_off != UINT32_MAX;
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
     /* an async call's error is reported to a call of the same API (its values) */
@@ -568,8 +575,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     uint64_t mx_in = APIGEN_FRAME_HDR_SIZE + (uint64_t)h->payload_len;
     bool ok = true;
     if (is_async) {
-        if (m0 && h->call_id < api->ncalls)
-            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
+        if (mx_count)
+            rt_mx_count(&sc->mx, sc->mx_off, call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
         if (cx.status != APIGEN_OK)
             dfr_hold(sc, api, api->status_error[cx.status], call_id);
@@ -604,9 +611,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
                                             h->request_id, h->thread_id);
         if (framed && rt_rec_active)
             rt_rec_sent_wr(sc->conn, &sc->out, off);
-        if (m0 && framed && h->call_id < api->ncalls)
-            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, sc->out.len + sc->out.ext_total,
-                        rt_mx_ticks() - m0);
+        if (mx_count && framed)
+            rt_mx_count(&sc->mx, sc->mx_off, call_id, mx_err, mx_in,
+                        sc->out.len + sc->out.ext_total, rt_mx_ticks() - m0);
         if (t0)
             trace_call(api, call_id, false, cx.status, t0);
         if (ok && (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err))) {
@@ -663,7 +670,7 @@ static void *conn_main(void *arg)
     apigen_wr_init(&sc->out);
     if (handshake(sc) && !sc->lane) {
         if (rt_mx_on)
-            rt_mx_claim(sc->api, &sc->mx);
+            rt_mx_claim(&sc->mx);
         for (;;) {
             apigen_frame_hdr h;
             char err[256];

@@ -22,6 +22,11 @@
       a real Prometheus (PROMETHEUS: its binary; "" skips, 77) scrapes the
       endpoint every second after exa_metrics ran: up is 1 and its queries
       answer the sequence's counts.
+  metrics.py family SERVER STUB_DIR CLIENT ISOLATION
+      tests/family/exa_family through both stubs of a family (exa and exb,
+      one session): every call the server's trace shows served, of either
+      API, synchronous or queued, is counted under its own API and function,
+      and nothing else is (the second API's calls were once dropped).
   metrics.py http SERVER
       the endpoint under bad requests: garbage (400), another path (404),
       POST (405), an endless head (431), 20 clients that send nothing and one
@@ -400,6 +405,41 @@ def mode_nvml(server, fake_dir, query, isolation, promtool=None):
     print("nvml (%s): %d GPUs' gauges equal the fake's" % (isolation, len(gpus)))
 
 
+def mode_family(server, stub_dir, client, isolation):
+    url = url_for("unix")
+    env = dict(os.environ, APIGEN_TRACE="1")
+    env.pop("LD_LIBRARY_PATH", None)
+    _, port = start_server(server, ["--listen", url, "--isolation", isolation,
+                                    "--metrics", "tcp://127.0.0.1:0"], env)
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url, APIGEN_CACHE="0")
+    r = subprocess.run([client, "all"], capture_output=True, text=True, env=env, timeout=60)
+    if r.returncode != 0 or not r.stdout.rstrip().endswith("ok"):
+        fail("the family client failed (%s)" % r.returncode, r.stdout + r.stderr)
+    for _ in range(200):  # the session's end: every call traced and counted
+        s = samples(scrape(port))
+        if get(s, "apigen_sessions_ended_total", api="exa") == 1:
+            break
+        time.sleep(0.05)
+    served = {}
+    for m in re.finditer(r"server: (\w+)\.(\w+)( \[async\])? -> ",
+                         open(os.path.join(tmp, "server.log")).read()):
+        if m.group(2) != "apigenArenaSegment":
+            served[(m.group(1), m.group(2))] = served.get((m.group(1), m.group(2)), 0) + 1
+    counted = {}
+    for (n, ls), v in s.items():
+        if n == "apigen_calls_total":
+            d = dict(ls)
+            counted[(d["api"], d["function"])] = int(v)
+    if counted != served:
+        fail("counted calls differ from the served ones (trace): counted %s, served %s" %
+             (sorted(counted.items()), sorted(served.items())))
+    apis = sorted(set(a for a, _ in served))
+    if apis != ["exa", "exb"]:
+        fail("the trace shows calls of %s, expected exa's and exb's" % apis)
+    print("family (%s): %d calls of %d functions of exa and exb, each counted under its own API" %
+          (isolation, sum(served.values()), len(served)))
+
+
 def mode_http(server):
     p, port = start_server(server, ["--listen", url_for("unix"), "--isolation", "thread",
                                     "--metrics", "tcp://127.0.0.1:0"])
@@ -448,6 +488,8 @@ def main():
             mode_prometheus(*a[1:])
         elif a and a[0] == "nvml" and len(a) in (5, 6):
             mode_nvml(*a[1:])
+        elif a and a[0] == "family" and len(a) == 5:
+            mode_family(*a[1:])
         elif a and a[0] == "http" and len(a) == 2:
             mode_http(a[1])
         elif a and a[0] == "promtool":
