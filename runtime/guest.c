@@ -134,11 +134,7 @@ typedef struct gapi {
      * 0 = off): a queued async call leaves at once when its thread sent
      * nothing for that long, so a server that waits gets work while the
      * program is busy elsewhere; calls coming faster still leave together,
-     * at most one send per eager_ns. The first one after a synchronous
-     * reply leaves at once too (gthr.reply_ns): the server has run all the
-     * thread sent and waits, as a device that finished the work before a
-     * synchronization does; one send more per round trip at most. Set with
-     * flush_us (start_flusher). */
+     * at most one send per eager_ns. Set with flush_us (start_flusher). */
     int64_t eager_ns;
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
@@ -177,7 +173,6 @@ typedef struct gthr {
     atomic_uint_fast64_t nran; /* ... of which a reply on conn showed all run */
     uint64_t nsent;               /* queue sends (under mu) ... */
     uint64_t sent_ns;             /* when q was last sent (under mu; g->eager_ns only) */
-    uint64_t reply_ns;            /* when the last sync reply came (owner only; eager_ns only) */
     uint64_t seen_sent;           /* ... as the flusher saw them last tick, */
     bool seen_full;               /* with frames queued (flusher only, under mu) */
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
@@ -1705,8 +1700,6 @@ static apigen_status call_sync(apigen_call *c)
     }
     if (waits && t->upto < n)
         t->upto = n;
-    if (g->eager_ns)
-        t->reply_ns = apigen_now_ns();
     atomic_store(&t->nran, asent);
     gone_ran(g, gone_upto);
     c->status = (apigen_status)rp.status;
@@ -2081,8 +2074,7 @@ apigen_status apigen_call_async(apigen_call *c)
         t->upto = prev + 1; /* no other thread queued in between */
     /* zero-copy pieces point into the caller's memory: they leave now */
     bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next ||
-                (t->g->eager_ns && (t->sent_ns < t->reply_ns ||
-                                    (int64_t)(apigen_now_ns() - t->sent_ns) >= t->g->eager_ns))) ||
+                (t->g->eager_ns && (int64_t)(apigen_now_ns() - t->sent_ns) >= t->g->eager_ns)) ||
               flush_queue(t);
     settle_queue(t);
     unlock_thr(t);

@@ -26,8 +26,7 @@
 #                comes at the next sync call instead of at the call itself)
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
-#   timer_flush  an async call and no sync call after it: the guest's timer flush sends it, or an
-#                eager send (APIGEN_EAGER_US, and at once after a synchronous reply)
+#   timer_flush  an async call and no sync call after it: the guest's timer flush sends it
 #   sync_storm   exa_sync_storm (4 threads queue launches, then all synchronize at once, 300
 #                rounds) natively vs forwarded over $TRANSPORT: same transcript, within
 #                E2E_STORM_TIMEOUT s (default 45; a wait-frame deadlock costs the server's 30 s)
@@ -610,18 +609,6 @@ timer_flush)
         [ "$(cat "$TMP/eager$eager.rc")" = $want ] ||
             fail "APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager: exit $(cat "$TMP/eager$eager.rc"), want $want"
     done
-    # the first queued call after a synchronous reply leaves at once however
-    # long the eager interval (here 1 s; a launch, exaMalloc, and the
-    # watched launch right after its reply): the server has run all and waits
-    stop_server
-    export APIGEN_TRACE="$TMP/server-trace.reply.log"
-    start_unix_server
-    unset APIGEN_TRACE
-    APIGEN_FLUSH_US=0 APIGEN_EAGER_US=1000000 EXA_TRACE_WATCH="$TMP/server-trace.reply.log" \
-        run_remote "eager-reply" "$URL" "$BUILD/examples/exa/exa_timer_flush" 1000 after-reply
-    show "$TMP/eager-reply.out" "forwarded stdout, APIGEN_FLUSH_US=0 APIGEN_EAGER_US=1000000"
-    [ "$(cat "$TMP/eager-reply.rc")" = 0 ] ||
-        fail "the launch after a synchronous reply waited for the eager interval (exit $(cat "$TMP/eager-reply.rc"))"
     # the default is the transport's: on over shm (20 us: a send is a copy
     # into shared memory) and over unix (200 us: a system call per send,
     # at most one per 200 us)
