@@ -134,14 +134,8 @@ typedef struct gapi {
      * 0 = off): a queued async call leaves at once when its thread sent
      * nothing for that long, so a server that waits gets work while the
      * program is busy elsewhere; calls coming faster still leave together,
-     * at most one send per eager_ns. A burst (the first send after eager_ns
-     * of quiet, or after a synchronous reply: the server has run all the
-     * thread sent and waits) may send again after eager_first_ns, then
-     * after twice that, ... up to eager_ns (gthr.eager_w), so the calls
-     * behind its first one follow it before the server runs dry;
-     * APIGEN_EAGER_FIRST_US (default APIGEN_EAGER_US / 16; 0: off, one send
-     * per eager_ns). Set with flush_us (start_flusher). */
-    int64_t eager_ns, eager_first_ns;
+     * at most one send per eager_ns. Set with flush_us (start_flusher). */
+    int64_t eager_ns;
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
     rt_cache *_Atomic cache;
@@ -179,8 +173,6 @@ typedef struct gthr {
     atomic_uint_fast64_t nran; /* ... of which a reply on conn showed all run */
     uint64_t nsent;               /* queue sends (under mu) ... */
     uint64_t sent_ns;             /* when q was last sent (under mu; g->eager_ns only) */
-    int64_t eager_w;              /* the wait before the next eager send (under mu) */
-    _Atomic uint64_t reply_ns;    /* when the last sync reply came (eager_first_ns only) */
     uint64_t seen_sent;           /* ... as the flusher saw them last tick, */
     bool seen_full;               /* with frames queued (flusher only, under mu) */
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
@@ -1276,33 +1268,14 @@ void rt_lanes_ahead(const apigen_api *api, int server, uint64_t bytes)
     }
 }
 
-/* Whether t's queue leaves now (gapi.eager_ns on). Under t->mu. */
-static bool eager_due(const gthr *t)
-{
-    const gapi *g = t->g;
-    if (!g->eager_first_ns)
-        return (int64_t)(apigen_now_ns() - t->sent_ns) >= g->eager_ns;
-    return t->sent_ns < atomic_load_explicit(&t->reply_ns, memory_order_relaxed) ||
-           (int64_t)(apigen_now_ns() - t->sent_ns) >= t->eager_w;
-}
-
 /* t's queued frames have left (flush_queue, send_own_queued). Under t->mu. */
 static void queued_sent(gthr *t)
 {
     t->nasent += t->nq;
     t->nq = 0;
     t->nsent++;
-    gapi *g = t->g;
-    if (g->eager_ns) {
-        uint64_t now = apigen_now_ns();
-        if (g->eager_first_ns) { /* a burst's first send, or its next (gapi.eager_ns) */
-            bool first = (int64_t)(now - t->sent_ns) >= g->eager_ns ||
-                         t->sent_ns < atomic_load_explicit(&t->reply_ns, memory_order_relaxed);
-            t->eager_w = first ? g->eager_first_ns
-                         : t->eager_w < g->eager_ns / 2 ? 2 * t->eager_w : g->eager_ns;
-        }
-        t->sent_ns = now;
-    }
+    if (t->g->eager_ns)
+        t->sent_ns = apigen_now_ns();
 }
 
 /* Sends t's queued frames; false: the connection is lost (said). Under t->mu. */
@@ -1508,12 +1481,8 @@ static void start_flusher(gapi *g)
     if (!atomic_load(&g->flusher_on)) {
         g->flush_us = env_int("APIGEN_FLUSH_US", 200, "microseconds");
         /* the transport's default: on where a send costs no system call */
-        int eager_us = env_int("APIGEN_EAGER_US", apigen_tp_eager_us(g->ctrl), "microseconds");
-        g->eager_ns = (int64_t)eager_us * 1000;
-        g->eager_first_ns = eager_us ? (int64_t)env_int("APIGEN_EAGER_FIRST_US",
-                                                        eager_us / 16 ? eager_us / 16 : 1,
-                                                        "microseconds") * 1000
-                                     : 0;
+        g->eager_ns = (int64_t)env_int("APIGEN_EAGER_US", apigen_tp_eager_us(g->ctrl),
+                                       "microseconds") * 1000;
         if (g->flush_us > 0) {
             pthread_t th;
             pthread_attr_t at;
@@ -1731,8 +1700,6 @@ static apigen_status call_sync(apigen_call *c)
     }
     if (waits && t->upto < n)
         t->upto = n;
-    if (g->eager_first_ns)
-        atomic_store_explicit(&t->reply_ns, apigen_now_ns(), memory_order_relaxed);
     atomic_store(&t->nran, asent);
     gone_ran(g, gone_upto);
     c->status = (apigen_status)rp.status;
@@ -2107,7 +2074,7 @@ apigen_status apigen_call_async(apigen_call *c)
         t->upto = prev + 1; /* no other thread queued in between */
     /* zero-copy pieces point into the caller's memory: they leave now */
     bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next ||
-                (t->g->eager_ns && eager_due(t))) ||
+                (t->g->eager_ns && (int64_t)(apigen_now_ns() - t->sent_ns) >= t->g->eager_ns)) ||
               flush_queue(t);
     settle_queue(t);
     unlock_thr(t);

@@ -26,8 +26,7 @@
 #                comes at the next sync call instead of at the call itself)
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
-#   timer_flush  an async call and no sync call after it: the guest's timer flush sends it, or an
-#                eager send (APIGEN_EAGER_US, and at once after a synchronous reply)
+#   timer_flush  an async call and no sync call after it: the guest's timer flush sends it
 #   sync_storm   exa_sync_storm (4 threads queue launches, then all synchronize at once, 300
 #                rounds) natively vs forwarded over $TRANSPORT: same transcript, within
 #                E2E_STORM_TIMEOUT s (default 45; a wait-frame deadlock costs the server's 30 s)
@@ -609,36 +608,6 @@ timer_flush)
         want=$((1 - eager))
         [ "$(cat "$TMP/eager$eager.rc")" = $want ] ||
             fail "APIGEN_FLUSH_US=0 APIGEN_EAGER_US=$eager: exit $(cat "$TMP/eager$eager.rc"), want $want"
-    done
-    # the first queued call after a synchronous reply leaves at once however
-    # long the eager interval (here 1 s; a launch, exaMalloc, and the
-    # watched launch right after its reply): the server has run all and waits
-    stop_server
-    export APIGEN_TRACE="$TMP/server-trace.reply.log"
-    start_unix_server
-    unset APIGEN_TRACE
-    APIGEN_FLUSH_US=0 APIGEN_EAGER_US=1000000 EXA_TRACE_WATCH="$TMP/server-trace.reply.log" \
-        run_remote "eager-reply" "$URL" "$BUILD/examples/exa/exa_timer_flush" 1000 after-reply
-    show "$TMP/eager-reply.out" "forwarded stdout, APIGEN_FLUSH_US=0 APIGEN_EAGER_US=1000000"
-    [ "$(cat "$TMP/eager-reply.rc")" = 0 ] ||
-        fail "the launch after a synchronous reply waited for the eager interval (exit $(cat "$TMP/eager-reply.rc"))"
-    # a burst after the reply: the launch behind the first waits the first
-    # eager step (APIGEN_EAGER_FIRST_US, here 50 ms), not the whole interval;
-    # the launch 100 ms later takes both along. Control: APIGEN_EAGER_FIRST_US=0
-    # (one send per interval): the later launches wait for the sync.
-    for first in 50000 0; do
-        stop_server
-        export APIGEN_TRACE="$TMP/server-trace.burst$first.log"
-        start_unix_server
-        unset APIGEN_TRACE
-        APIGEN_FLUSH_US=0 APIGEN_EAGER_US=1000000 APIGEN_EAGER_FIRST_US=$first \
-            EXA_TRACE_WATCH="$TMP/server-trace.burst$first.log" \
-            run_remote "burst$first" "$URL" "$BUILD/examples/exa/exa_timer_flush" 500 burst
-        show "$TMP/burst$first.out" "forwarded stdout, APIGEN_EAGER_US=1000000 APIGEN_EAGER_FIRST_US=$first"
-        want=0
-        [ "$first" = 0 ] && want=1
-        [ "$(cat "$TMP/burst$first.rc")" = $want ] ||
-            fail "APIGEN_EAGER_FIRST_US=$first: exit $(cat "$TMP/burst$first.rc") (0: all four launches reached the server before the sync), want $want"
     done
     # the default is the transport's: on over shm (20 us: a send is a copy
     # into shared memory) and over unix (200 us: a system call per send,
