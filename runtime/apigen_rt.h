@@ -677,6 +677,11 @@ bool apigen_lasterr_clean(const apigen_api *api);
 void apigen_lasterr_answered(const apigen_api *api, bool success);
 void apigen_lasterr_forget(const apigen_api *api);
 void apigen_lasterr_queued(const apigen_api *api, bool checked);
+/* Named marks the stubs of one process share (runtime/marks.c): set once,
+ * never cleared; what one API's guest code must know of another API's calls
+ * before it answers a call in the guest. get: set (or the table overflowed). */
+void apigen_mark_set(const char *name);
+bool apigen_mark_get(const char *name);
 /* Repeats of calls the library accepted (spec `async_repeats: true`,
  * runtime/repeat.c): a generated stub hashes the values the library checks
  * (integers, enums, handle ids, the alignment of device addresses, the

@@ -19650,7 +19650,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+/* The forwarder of cudaStreamIsCapturing: the spec's hand-written guest code exports cudaStreamIsCapturing and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19705,7 +19706,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+/* The forwarder of cudaStreamIsCapturing_ptsz: the spec's hand-written guest code exports cudaStreamIsCapturing_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "apigen_rt.h"
+#include "capture_mark.h"
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
@@ -53,37 +54,44 @@ CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dst, CUarray src, size_t off, 
                                             CUstream s);
 
 /* ---- beginning a capture: from then on copies ask -------------------------------------------- */
-/* (set before the call: a copy racing with it must ask) */
-APIGEN_EXPORT CUresult cuStreamBeginCapture(CUstream hStream)
+/* (set before the call: a copy racing with it must ask; the runtime's stub
+ * learns it through the family's mark) */
+static void capture_begins(void)
 {
     atomic_store(&captured_ever_, true);
+    apigen_mark_set(APIGEN_CUDA_CAPTURE_MARK);
+}
+
+APIGEN_EXPORT CUresult cuStreamBeginCapture(CUstream hStream)
+{
+    capture_begins();
     return cuda_fwd_cuStreamBeginCapture(hStream);
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
 {
-    atomic_store(&captured_ever_, true);
+    capture_begins();
     return cuda_fwd_cuStreamBeginCapture_ptsz(hStream);
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
-    atomic_store(&captured_ever_, true);
+    capture_begins();
     return cuda_fwd_cuStreamBeginCapture_v2(hStream, mode);
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
-    atomic_store(&captured_ever_, true);
+    capture_begins();
     return cuda_fwd_cuStreamBeginCapture_v2_ptsz(hStream, mode);
 }
 #ifdef APIGEN_HAS_FN_cuStreamBeginCaptureToGraph
 APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph(TO_GRAPH_ARGS)
 {
-    atomic_store(&captured_ever_, true);
+    capture_begins();
     return cuda_fwd_cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData,
                                                 numDependencies, mode);
 }
 APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS)
 {
-    atomic_store(&captured_ever_, true);
+    capture_begins();
     return cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies,
                                                      dependencyData, numDependencies, mode);
 }

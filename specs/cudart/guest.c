@@ -33,6 +33,7 @@
 #include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
+#include "../cuda/capture_mark.h"  /* the driver's captures */
 #include "../cuda/pinned_chunks.h" /* the driver's PORTABLE rule */
 #include "managed.h"
 #include "registered.h"
@@ -77,6 +78,8 @@ FWD_DECL(cudaStreamEndCapture, cudaStream_t stream, cudaGraph_t *pGraph)
 FWD_DECL(cudaStreamEndCapture_ptsz, cudaStream_t stream, cudaGraph_t *pGraph)
 FWD_DECL(cudaStreamBeginCapture, cudaStream_t stream, enum cudaStreamCaptureMode mode)
 FWD_DECL(cudaStreamBeginCapture_ptsz, cudaStream_t stream, enum cudaStreamCaptureMode mode)
+FWD_DECL(cudaStreamIsCapturing, cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+FWD_DECL(cudaStreamIsCapturing_ptsz, cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
 #ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph /* 12.3 */
 #define CAPTURE_TO_GRAPH_ARGS                                                                      \
     cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,                   \
@@ -887,6 +890,16 @@ bool cudart_capture_maybe_active(void)
     return atomic_load(&captures_open_) > 0;
 }
 
+bool cudart_stream_known_ok(cudaStream_t stream); /* launch_check.c */
+
+/* (before the call: a copy racing with it must ask; the driver's stub
+ * learns it through the family's mark) */
+static void capture_begins(void)
+{
+    atomic_store(&captured_ever_, true);
+    apigen_mark_set(APIGEN_CUDA_CAPTURE_MARK);
+}
+
 static cudaError_t capture_begun(cudaError_t e)
 {
     if (e == cudaSuccess) atomic_fetch_add(&captures_open_, 1);
@@ -909,7 +922,7 @@ END_CAPTURE(cudaStreamEndCapture_ptsz)
 #define BEGIN_CAPTURE(name)                                                                        \
     APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode)          \
     {                                                                                              \
-        atomic_store(&captured_ever_, true); /* before: a copy racing with it must ask */         \
+        capture_begins();                                                                          \
         return capture_begun(cudart_fwd_##name(stream, mode));                                     \
     }
 BEGIN_CAPTURE(cudaStreamBeginCapture)
@@ -918,7 +931,7 @@ BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
 #define BEGIN_CAPTURE_TO_GRAPH(name)                                                               \
     APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
     {                                                                                              \
-        atomic_store(&captured_ever_, true);                                                       \
+        capture_begins();                                                                          \
         return capture_begun(cudart_fwd_##name(stream, graph, dependencies, dependencyData,        \
                                                numDependencies, mode));                            \
     }
@@ -943,6 +956,34 @@ static bool stream_captures(cudaStream_t stream, uint32_t flags)
     apigen_hold_deferred(false);
     return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
 }
+
+/* cudaStreamIsCapturing answered in the guest (PyTorch asks once per
+ * training step) while no capture can exist: none ever begun in this
+ * process, through this stub or the driver's (the family's mark,
+ * capture_mark.h); the thread's last error known to be success, so the call
+ * would carry no queued call's error either (runtime/lasterr.c); a default
+ * stream or a stream of the thread's current device the guest knows
+ * (launch_check.c). Natively the answer is then cudaStreamCaptureStatusNone
+ * and success; anything else asks the server. */
+static bool no_capture_possible(cudaStream_t stream, const enum cudaStreamCaptureStatus *status)
+{
+    return status && !atomic_load(&captured_ever_) && !apigen_mark_get(APIGEN_CUDA_CAPTURE_MARK) &&
+           apigen_lasterr_clean(&cudart_api) && cudart_stream_known_ok(stream);
+}
+
+#define IS_CAPTURING(name)                                                                         \
+    APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureStatus *status)      \
+    {                                                                                              \
+        if (!no_capture_possible(stream, status)) return cudart_fwd_##name(stream, status);        \
+        *status = cudaStreamCaptureStatusNone;                                                     \
+        if (apigen_tracing())                                                                      \
+            apigen_trace(#name "(stream=%#llx, pCaptureStatus=%#llx) = 0 [cached, 0 us]",          \
+                         (unsigned long long)(uintptr_t)stream,                                    \
+                         (unsigned long long)(uintptr_t)status);                                   \
+        return cudaSuccess;                                                                        \
+    }
+IS_CAPTURING(cudaStreamIsCapturing)
+IS_CAPTURING(cudaStreamIsCapturing_ptsz)
 
 /* ---- host functions ------------------------------------------------------------------- */
 typedef struct host_fn {

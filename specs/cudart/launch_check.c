@@ -34,8 +34,8 @@
  * address lies, with all its bytes, in one allocation the guest noted
  * (apigen_dev_within), on a default stream or a stream whose device the
  * guest already knows to be the thread's current one (known: these checks
- * cost no round trip), with no capture possibly open; a zero-byte call is taken
- * at any address. PyTorch zeroes and copies between tensors this way
+ * cost no round trip; guest.c's cudaStreamIsCapturing asks the same), with
+ * no capture possibly open; a zero-byte call is taken at any address. PyTorch zeroes and copies between tensors this way
  * several times per training step, and checks each with cudaGetLastError:
  * the vouched call keeps that answer in the guest. A copy from host memory
  * is vouched only from a non-NULL host address the guest did not note as
@@ -227,7 +227,7 @@ static bool device_bytes(const void *p, size_t n)
 /* a stream of the thread's current device, from what the guest knows
  * already: the thread's device slot (in the program's numbering, as
  * cudaGetDevice answers it from there) and streams the launch checks asked */
-static bool stream_known_ok(cudaStream_t stream)
+bool cudart_stream_known_ok(cudaStream_t stream)
 {
     uint64_t dev = 0;
     int sd = -1;
@@ -240,13 +240,13 @@ static bool stream_known_ok(cudaStream_t stream)
 bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     (void)value;
-    return stream_known_ok(stream) && (!count || device_bytes(devPtr, count));
+    return cudart_stream_known_ok(stream) && (!count || device_bytes(devPtr, count));
 }
 
 bool cudart_memcpy_vouched(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                            cudaStream_t stream)
 {
-    if (!stream_known_ok(stream) || (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToDevice))
+    if (!cudart_stream_known_ok(stream) || (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToDevice))
         return false;
     if (!count) return true;
     if (!device_bytes(dst, count)) return false;

@@ -35,5 +35,6 @@ HIDDEN void fake_reset(int dev);
 HIDDEN int fake_active(int dev);
 HIDDEN unsigned fake_flags(int dev);
 HIDDEN void fake_set_flags(int dev, unsigned flags);
+HIDDEN int fake_captures(void);        /* stream captures begun through the driver, not ended */
 
 #endif

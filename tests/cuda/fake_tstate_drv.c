@@ -237,3 +237,44 @@ FAKE CUresult cuCtxGetId(CUcontext c, unsigned long long *id)
     pthread_mutex_unlock(&mu_);
     return CUDA_SUCCESS;
 }
+
+/* streams and captures, as far as the capture phase of tstate_ci.c goes:
+ * a created stream may capture, the legacy one may not */
+static int streams_[8], nstreams_;
+static int captures_, graph_;
+int fake_captures(void)
+{
+    pthread_mutex_lock(&mu_);
+    int n = captures_;
+    pthread_mutex_unlock(&mu_);
+    return n;
+}
+FAKE CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+    (void)flags;
+    if (!s) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mu_);
+    *s = (CUstream)(void *)&streams_[nstreams_++ % 8];
+    pthread_mutex_unlock(&mu_);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    pthread_mutex_lock(&mu_);
+    captures_++;
+    pthread_mutex_unlock(&mu_);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    if (!s || !g) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&mu_);
+    int had = captures_;
+    if (had) captures_--;
+    pthread_mutex_unlock(&mu_);
+    if (!had) return CUDA_ERROR_ILLEGAL_STATE;
+    *g = (CUgraph)(void *)&graph_;
+    return CUDA_SUCCESS;
+}

@@ -63,6 +63,15 @@ FAKE cudaError_t cudaGetLastError(void)
     return e;
 }
 FAKE cudaError_t cudaPeekAtLastError(void) { return last_; }
+/* no runtime stream captures here; asking about the legacy stream while a
+ * stream captures (the driver's, globally) is refused, as CUDA does */
+FAKE cudaError_t cudaStreamIsCapturing(cudaStream_t s, enum cudaStreamCaptureStatus *status)
+{
+    if (!status) return fail(cudaErrorInvalidValue);
+    if (fake_captures() && (!s || s == cudaStreamLegacy)) return fail(cudaErrorStreamCaptureImplicit);
+    *status = cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
 FAKE cudaError_t cudaMalloc(void **p, size_t n)
 {
     if (!p) return fail(cudaErrorInvalidValue);

@@ -82,6 +82,31 @@ static int loop_of(const char *name, int n, enum work w)
 }
 static int loop(const char *name, int n) { return loop_of(name, n, LAUNCH); }
 
+/* n rounds of cudaStreamIsCapturing on the legacy stream, the per-thread
+ * stream and s (PyTorch asks once per training step); each must say
+ * cudaStreamCaptureStatusNone with success */
+static int queries(const char *name, int n, cudaStream_t s)
+{
+    int bad = 0;
+    cudaStream_t streams[3] = {0, cudaStreamPerThread, s};
+    fprintf(stderr, "MARK %s begin\n", name);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusInvalidated;
+            bad += cudaStreamIsCapturing(streams[k], &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone;
+        }
+    fprintf(stderr, "MARK %s end\n", name);
+    printf("%s: %d rounds of 3, %d not none\n", name, n, bad);
+    return bad;
+}
+
+static const char *status_name(enum cudaStreamCaptureStatus cs)
+{
+    return cs == cudaStreamCaptureStatusNone     ? "none"
+           : cs == cudaStreamCaptureStatusActive ? "active"
+                                                 : "invalidated";
+}
+
 int main(void)
 {
     void **h = __cudaRegisterFatBinary(&wrapper_);
@@ -126,6 +151,22 @@ int main(void)
     /* the failed cudaSetDevice left the current device unknown in the guest:
      * the first launch asks it */
     bad += loop("warm-up again", 1) + loop("after the errors", 100);
+
+    printf("-- capture queries: none can be active until a capture begins\n");
+    cudaStream_t s0 = NULL;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusInvalidated;
+    cudaGraph_t graph = NULL;
+    printf("cudaStreamCreate: %s\n", nm(cudaStreamCreate(&s0)));
+    show("a launch on it", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s0));
+    printf("cudaStreamIsCapturing(NULL status): %s\n", nm(cudaStreamIsCapturing(0, NULL)));
+    show("after it", cudaSuccess);
+    bad += queries("capture queries", 100, s0);
+    printf("cudaStreamBeginCapture: %s\n", nm(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed)));
+    cudaError_t e = cudaStreamIsCapturing(s0, &cs); /* before cs is read */
+    printf("cudaStreamIsCapturing(capturing stream): %s, %s\n", nm(e), status_name(cs));
+    e = cudaStreamEndCapture(s0, &graph);
+    printf("cudaStreamEndCapture: %s, graph %s\n", nm(e), graph ? "made" : "none");
+    bad += queries("capture queries after a capture", 10, s0);
     printf("cudaFree: %s\n", nm(cudaFree(dev_)));
     return bad ? 1 : 0;
 }

@@ -7,7 +7,8 @@
  * driver and cuBLAS do. cudaMemGetInfo marks the end of each phase for
  * the script's count of round trips; the last phase is a PyTorch-like
  * loop (cudaGetDevice, cuDevicePrimaryCtxGetState, a library call,
- * cudaGetLastError, cuCtxGetCurrent), ITERS times.
+ * cudaGetLastError, cuCtxGetCurrent), ITERS times; then a capture the
+ * driver begins, which the runtime's capture query must ask about.
  *   tstate_ci [ITERS] */
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -213,6 +214,25 @@ int main(int argc, char **argv)
     printf("loop x%d: device %d, flags %u, active %d, context %s (id %llu), every answer the same: %s\n",
            iters, d0, f0, a0, ctx_name(c0), id0, same ? "yes" : "NO");
     mark("loop");
+
+    /* 6. a capture the driver began: the runtime's capture query, answered
+     * in the guest before, must ask (the stand-ins refuse a query of the
+     * legacy stream while a stream captures, as CUDA does globally) */
+    CUstream ds = NULL;
+    CUgraph g = NULL;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusInvalidated;
+    printf("cudaGetLastError = %d\n", (int)cudaGetLastError());
+    cudaError_t qe = cudaStreamIsCapturing(0, &cs);
+    printf("cudaStreamIsCapturing(legacy) = %d, status %d\n", (int)qe, (int)cs);
+    printf("cuStreamCreate = %d\n", (int)cuStreamCreate(&ds, CU_STREAM_NON_BLOCKING));
+    printf("cuStreamBeginCapture = %d\n",
+           (int)cuStreamBeginCapture(ds, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    cs = cudaStreamCaptureStatusInvalidated;
+    printf("cudaStreamIsCapturing(legacy) while the driver captures = %d\n",
+           (int)cudaStreamIsCapturing(0, &cs));
+    CUresult ce = cuStreamEndCapture(ds, &g);
+    printf("cuStreamEndCapture = %d, graph %s\n", (int)ce, g ? "made" : "none");
+    printf("cudaGetLastError = %d\n", (int)cudaGetLastError());
     cublasDestroy(h);
     cudaFree(p);
     return same ? 0 : 1;
