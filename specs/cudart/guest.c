@@ -892,8 +892,8 @@ bool cudart_capture_maybe_active(void)
 
 bool cudart_stream_known_ok(cudaStream_t stream); /* launch_check.c */
 
-/* (before the call: a copy racing with it must ask; the driver's stub
- * learns it through the family's mark) */
+/* (before the call: a copy racing with it must ask; the mark tells the
+ * family's other stubs, capture_mark.h) */
 static void capture_begins(void)
 {
     atomic_store(&captured_ever_, true);
