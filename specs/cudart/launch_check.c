@@ -35,8 +35,9 @@
  * (apigen_dev_within), on a default stream or a stream whose device the
  * guest already knows to be the thread's current one (known: these checks
  * cost no round trip; guest.c's cudaStreamIsCapturing asks the same), with
- * no capture possibly open; a zero-byte call is taken at any address. PyTorch zeroes and copies between tensors this way
- * several times per training step, and checks each with cudaGetLastError:
+ * no capture possibly open; a zero-byte call is taken at any address.
+ * PyTorch zeroes and copies between tensors this way several times per
+ * training step, and checks each with cudaGetLastError:
  * the vouched call keeps that answer in the guest. A copy from host memory
  * is vouched only from a non-NULL host address the guest did not note as
  * device memory; cudaMemcpyDefault and copies to the host are not. */

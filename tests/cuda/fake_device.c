@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../../specs/cuda/pinned_chunks.h" /* the real driver's PORTABLE rule */
+#include "fake_devmem.h"
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -151,13 +152,8 @@ FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return fail(cudaErrorInvalidValue);
     static uintptr_t next_;
-    size_t len = 256 + (size ? size : 1);
-    if (!next_) next_ = (uintptr_t)0x300000000000ull + ((uintptr_t)(getpid() & 0xffff) << 26);
-    unsigned char *m = mmap((void *)next_, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) next_ = (uintptr_t)m + ((len + 0xfffff) & ~(uintptr_t)0xfffff);
-    if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
-    memcpy(m, &len, sizeof len);
-    *devPtr = m + 256;
+    if (!(*devPtr = fake_devmem_map(0x300000000000ull, &next_, size)))
+        return fail(cudaErrorMemoryAllocation);
     alloc_set(0, *devPtr, size ? size : 1, current_);
     return cudaSuccess;
 }
@@ -166,11 +162,8 @@ static int past_managed_end(const void *p, size_t n);
 FAKE cudaError_t cudaFree(void *devPtr)
 {
     if (!devPtr || is_managed(devPtr)) return cudaSuccess; /* managed: never reused */
-    size_t len;
-    unsigned char *m = (unsigned char *)devPtr - 256;
-    memcpy(&len, m, sizeof len);
     alloc_set((uintptr_t)devPtr, NULL, 0, 0);
-    munmap(m, len);
+    fake_devmem_unmap(devPtr);
     return cudaSuccess;
 }
 static char printed_[256]; /* what the "kernels" printed, until a synchronization */

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+
+#include "../cuda/fake_devmem.h"
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -41,34 +41,19 @@ FAKE cudaError_t cudaSetDevice(int device)
     return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
 }
 
-/* "Device memory" is a zeroed mapping of its own (its length in the 64
- * bytes before it) at an address that depends on the process id: two
- * clients' session processes (forks of one server) never hand out the same
- * addresses, and none lies where another session process maps its client's
- * shared-memory arena (tests/fftrand/foreign.sh: heap addresses did, once,
- * so another client's address was that client's own arena) */
+/* device memory: tests/cuda/fake_devmem.h (addresses apart from
+ * fake_device.c's) */
 FAKE cudaError_t cudaMalloc(void **p, size_t size)
 {
     static uintptr_t next_;
     if (!p) return cudaErrorInvalidValue;
-    size_t len = 64 + (size ? size : 1);
-    if (!next_) next_ = (uintptr_t)0x340000000000ull + ((uintptr_t)(getpid() & 0xffff) << 26);
-    unsigned char *m =
-        mmap((void *)next_, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
-    next_ = (uintptr_t)m + ((len + 0xffff) & ~(uintptr_t)0xffff);
-    memcpy(m, &len, sizeof len);
-    *p = m + 64;
-    return cudaSuccess;
+    *p = fake_devmem_map(0x340000000000ull, &next_, size);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 FAKE cudaError_t cudaFree(void *p)
 {
-    if (!p) return cudaSuccess;
-    size_t len;
-    unsigned char *m = (unsigned char *)p - 64;
-    memcpy(&len, m, sizeof len);
-    munmap(m, len);
+    if (p) fake_devmem_unmap(p);
     return cudaSuccess;
 }
 
