@@ -122,7 +122,20 @@ int main(void)
         }
         CK(exaMemcpy(x, dy, bytes, EXA_COPY_DEVICE_TO_HOST));
     });
-    (void)sum;
     bw_report("whole", "ms", "lo", best * 1e3, "whole program (20x saxpy+reduce 1M)");
+
+    /* a synchronous call that waits on a few hundred us of queued work (a
+     * cudaDeviceSynchronize after a multi-pass transform): forwarded, the
+     * caller's wait outlasts any spin, and what a wake-up costs shows here */
+    size_t nw = 1u << 19; /* ~450 us of work here: past every spin */
+    n = 100;
+    BW_BEST(3, best, for (int i = 0; i < n; i++) {
+        exaDim3 grid = {1, 1, 1};
+        CK(exaLaunchSaxpy(ctx, grid, 1.0f, dx, dy, nw));
+        CK(exaReduceSum(ctx, dy, nw, &sum));
+    });
+    (void)sum;
+    bw_report("sync_after_work", "us", "lo", best * 1e6 / n,
+              "sync call after ~0.5 ms of queued work (saxpy + reduce 512K)");
     return 0;
 }

@@ -846,6 +846,7 @@ static gthr *new_thr(gapi *g, const apigen_api *api)
     apigen_wr_init(&t->q);
     hello_lanes hl = {0};
     ok = apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why);
+    apigen_tp_set_reply_waits(ok ? t->conn : NULL); /* a sync call's wait yields, not sleeps */
     hl.ask = ok && g->lanes.k >= 2 && apigen_tp_lanes_useful(t->conn); /* where lanes gain */
     if (!ok || !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why, &hl)) {
         mark_lost(g, "%s", why);

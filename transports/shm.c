@@ -48,6 +48,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,6 @@ struct tp_shm {
     uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
     uint64_t rx_pub;       /* consumer: the tail as last published */
     uint64_t rx_pf;        /* consumer: read-ahead asked for up to here */
-    tp_spin rx_spin;       /* consumer: how long its waits spin (spin.h) */
 };
 #define SHM(c) ((struct tp_shm *)(c)->priv)
 
@@ -259,6 +259,21 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
                 break;
         }
         tp_cpu_relax();
+    }
+    /* a caller waiting for a reply: yield the CPU a while (spin.h) */
+    int64_t yield_end = spin_end + tp_yield_ns(sp);
+    for (unsigned i = 1; tp_mono_ns() < yield_end; i++) {
+        if (atomic_load_explicit(pos, memory_order_acquire) != seen) {
+            learn(sp, start);
+            return W_CHANGED;
+        }
+        if ((i & 255) == 0)
+            check_alive(c); /* a killed peer says nothing in the segment */
+        if (atomic_load(&s->shut) || peer_gone(c))
+            return W_STOP;
+        if (deadline >= 0 && tp_mono_ns() >= deadline)
+            return W_TIMEOUT;
+        sched_yield();
     }
     for (;;) {
         atomic_store(sleepw, 1);
@@ -860,7 +875,7 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
                 if (stop)
                     continue;
                 if (wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
-                                deadline_of(&deadline, timeout_ms), &s->rx_spin) == W_TIMEOUT) {
+                                deadline_of(&deadline, timeout_ms), &c->spin) == W_TIMEOUT) {
                     tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                     return APIGEN_TP_TIMEOUT;
                 }
@@ -899,7 +914,7 @@ static apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head
             int w = atomic_load(&s->shut) || peer_gone(c)
                         ? W_STOP
                         : wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
-                                      deadline_of(&deadline, timeout_ms), &s->rx_spin);
+                                      deadline_of(&deadline, timeout_ms), &c->spin);
             if (w == W_TIMEOUT) {
                 tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                 return APIGEN_TP_TIMEOUT;

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,8 +296,8 @@ apigen_tp_result tp_sock_recv(apigen_conn *c, void *buf, size_t n, int timeout_m
                               size_t errlen)
 {
     size_t got = 0;
-    int64_t deadline = -2; /* computed at the first wait: a read that finds its bytes reads no clock */
-    int64_t start = -1, spin_end = -1;
+    int64_t deadline = -1; /* computed at the first wait: a read that finds its bytes reads no clock */
+    int64_t start = -1, spin_end = -1, yield_end = -1;
     pthread_once(&sock_spin_once, sock_spin_init);
     if (c->ahead_len)
         got = take_ahead(c, buf, n);
@@ -337,14 +338,19 @@ apigen_tp_result tp_sock_recv(apigen_conn *c, void *buf, size_t n, int timeout_m
         if (start < 0) {
             start = now;
             spin_end = now + tp_spin_budget(&c->spin, sock_spin_ns);
+            yield_end = spin_end + tp_yield_ns(&c->spin);
+            deadline = tp_deadline(timeout_ms);
         }
         if (now < spin_end) {
             for (int i = 0; i < 16; i++)
                 tp_cpu_relax();
             continue;
         }
-        if (deadline == -2)
-            deadline = tp_deadline(timeout_ms);
+        /* a caller awaiting a reply: yield a while before it polls (spin.h) */
+        if (now < yield_end && (deadline < 0 || now < deadline)) {
+            sched_yield();
+            continue;
+        }
         apigen_tp_result r = tp_wait_fd(c->fd, POLLIN, deadline, err, errlen);
         if (r == APIGEN_TP_TIMEOUT) {
             tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
@@ -390,6 +396,11 @@ void apigen_tp_set_user(apigen_conn *c, void *p)
         c->user = p;
 }
 void *apigen_tp_user(const apigen_conn *c) { return c ? c->user : NULL; }
+void apigen_tp_set_reply_waits(apigen_conn *c)
+{
+    if (c)
+        c->spin.yields = true;
+}
 
 bool apigen_tp_passable(const apigen_conn *c)
 {

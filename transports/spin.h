@@ -3,6 +3,7 @@
 #ifndef APIGEN_TP_SPIN_H
 #define APIGEN_TP_SPIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A connection's spin budget for waits on data: starts at the transport's
@@ -10,6 +11,7 @@
  * end within APIGEN_SPIN_MAX_US. */
 typedef struct tp_spin {
     int64_t ns;
+    bool yields; /* a caller's waits for replies: yield after the spin (tp_yield_ns) */
 } tp_spin;
 
 /* The base and cap in ns of a transport whose base is read from env_base
@@ -22,6 +24,9 @@ int64_t tp_spin_budget(const tp_spin *s, int64_t base_ns);
  * cap), the base when it was not (a peer that thinks or sleeps: the CPU is
  * not burnt for nothing). A base of 0 (sleep at once) learns nothing. */
 void tp_spin_learn(tp_spin *s, int64_t base_ns, int64_t cap_ns, int64_t waited_ns);
+/* How long (ns) a wait of s yields the CPU after its spin before it sleeps:
+ * APIGEN_YIELD_US (default 2000) where s waits for replies, else 0. */
+int64_t tp_yield_ns(const tp_spin *s);
 /* CLOCK_MONOTONIC in ns: every transport's clock. */
 int64_t tp_mono_ns(void);
 

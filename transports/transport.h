@@ -101,6 +101,15 @@ int apigen_tp_eager_us(const apigen_conn *c);
  * transport never reads it, apigen_tp_close does not free it). */
 void apigen_tp_set_user(apigen_conn *c, void *p);
 void *apigen_tp_user(const apigen_conn *c);
+/* c carries a caller's requests and their replies (not a channel the peer
+ * writes to when it likes): once a wait for data has spun its budget, it
+ * yields the CPU in a loop for up to APIGEN_YIELD_US (default 2000) before it
+ * sleeps, as a vendor runtime's synchronize spins while the device works. A
+ * reply that comes after a long kernel is then seen within a microsecond, not
+ * 5-15 us after a wake-up; another thread that needs the core gets it. The
+ * default is 0 (sleep after the spin) where the process may use fewer than 4
+ * CPUs (its affinity mask). APIGEN_YIELD_US=0: never yield. */
+void apigen_tp_set_reply_waits(apigen_conn *c);
 /* A connection over a stream socket fd received from elsewhere (a server's
  * session child gets its clients' sockets from its parent); takes fd. A
  * peer that names a tls:// URL (apigen_tp_peer of a handed-off tls://

@@ -203,6 +203,11 @@ static void exercise(const char *url)
     }
     fprintf(stderr, "%s: listening on %s, peer %s\n", url, apigen_tp_listener_url(l),
             apigen_tp_peer(s));
+    /* both ends wait as callers do: past the spin they yield (APIGEN_YIELD_US;
+     * unit.transport.yield makes it 10 s, so every wait below, timeouts,
+     * closes and shutdowns included, ends inside the yield) */
+    apigen_tp_set_reply_waits(c);
+    apigen_tp_set_reply_waits(s);
 
     /* iovec send, partial reads */
     struct iovec v[3] = {{(void *)"hel", 3}, {(void *)"", 0}, {(void *)"lo world", 8}};
@@ -463,6 +468,7 @@ static void test_peer_dies(const char *url)
     }
     apigen_conn *s = NULL;
     CHECK(apigen_tp_accept(l, &s, err, sizeof err));
+    apigen_tp_set_reply_waits(s); /* the death must end a yielding wait too */
     size_t got = 0;
     while (s && got < (4u << 20) && apigen_tp_recv(s, buf, 4096, WAIT_MS, err, sizeof err) == APIGEN_TP_OK)
         got += 4096;
@@ -493,6 +499,7 @@ static void test_peer_dies(const char *url)
     }
     s = NULL;
     CHECK(apigen_tp_accept(l, &s, err, sizeof err));
+    apigen_tp_set_reply_waits(s);
     CHECK(s && apigen_tp_recv(s, buf, 1, WAIT_MS, err, sizeof err) == APIGEN_TP_OK);
     CHECK(s && apigen_tp_send_buf(s, "k", 1, WAIT_MS, err, sizeof err)); /* peer-quit waits for it */
     clock_gettime(CLOCK_MONOTONIC, &t0);
