@@ -19,7 +19,8 @@
 //   constant          cudaMemcpyToSymbol (16 KiB __constant__), one kernel,
 //                     cudaMemcpyFromSymbol (4 KiB __device__), between two
 //                     cudaDeviceSynchronize
-//   pin_{alloc,first,later}_{44B,4M,64M}  cudaMallocHost of that size, the
+//   pin_{alloc,fill,first,later}_{44B,4M,64M}  cudaMallocHost of that size,
+//                     the program's first memset of it, the
 //                     first cudaMemcpyAsync H2D from it (+ stream sync), a
 //                     later one of the same size (best of 3)
 //
@@ -333,17 +334,20 @@ static double constant(int iters)
     return total;
 }
 
-// cudaMallocHost, then the first cudaMemcpyAsync from it, then later ones
+// cudaMallocHost, the program's first write into it, then the first
+// cudaMemcpyAsync from it, then later ones
 static void pinned(size_t bytes, const char *tag)
 {
-    char name[3][32], desc[3][96];
+    char name[4][32], desc[4][96];
     snprintf(name[0], sizeof name[0], "pin_alloc_%s", tag);
     snprintf(name[1], sizeof name[1], "pin_first_%s", tag);
     snprintf(name[2], sizeof name[2], "pin_later_%s", tag);
+    snprintf(name[3], sizeof name[3], "pin_fill_%s", tag);
     snprintf(desc[0], sizeof desc[0], "cudaMallocHost %s", tag);
     snprintf(desc[1], sizeof desc[1], "first cudaMemcpyAsync H2D %s from it", tag);
     snprintf(desc[2], sizeof desc[2], "later cudaMemcpyAsync H2D %s (best of 3)", tag);
-    if (!wanted(name[0]) && !wanted(name[1]) && !wanted(name[2]))
+    snprintf(desc[3], sizeof desc[3], "first memset of the %s (page faults?)", tag);
+    if (!wanted(name[0]) && !wanted(name[1]) && !wanted(name[2]) && !wanted(name[3]))
         return;
     // a destination of the copy's size (dbig holds 32 MiB: a 64 MiB copy
     // into it was cudaErrorInvalidValue natively and stopped the worker)
@@ -356,7 +360,9 @@ static void pinned(size_t bytes, const char *tag)
     CK(cudaMallocHost((void **)&h, bytes));
     double alloc = bw_now() - t0;
     mark("end", name[0], 1);
-    memset(h, 1, bytes);
+    t0 = bw_now();
+    memset(h, 1, bytes); // natively its pages are there: pinned memory is populated
+    double fill = bw_now() - t0;
     mark("begin", name[1], 1);
     t0 = bw_now();
     CK(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, st[0]));
@@ -380,6 +386,7 @@ static void pinned(size_t bytes, const char *tag)
         bw_report(name[0], "us", "lo", alloc * 1e6, desc[0]);
         bw_report(name[1], "us", "lo", first * 1e6, desc[1]);
         bw_report(name[2], "us", "lo", later * 1e6, desc[2]);
+        bw_report(name[3], "us", "lo", fill * 1e6, desc[3]);
     }
 }
 

@@ -943,6 +943,14 @@ void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
  * is not inside the arena or api's server did not take it). */
 void *apigen_arena_alloc(size_t n);
 bool apigen_arena_free(void *p);
+/* An API's pinned host memory in the guest: a block of the arena (above)
+ * when a server took it, else (unless arena_only) page-aligned heap memory;
+ * either way with its pages already in this process's page tables, as a
+ * native pinned allocation's are, so the application's first write into it
+ * faults on none (64 MiB over tcp: 25 ms of faults otherwise). NULL: out of
+ * memory, or no arena with arena_only. Freed by apigen_arena_free, else
+ * free(). */
+void *apigen_pinned_alloc(size_t n, bool arena_only);
 bool apigen_arena_owns(const void *p);
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n);
 /* Host memory a graph reaches at every launch (arena_shadow.c): for a copy

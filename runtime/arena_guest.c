@@ -331,6 +331,21 @@ static bool release_free_segments(void)
     return true;
 }
 
+/* This process's page tables for a new segment, filled now: a native pinned
+ * allocation's pages are there when it returns, and an application's first
+ * write into forwarded pinned memory faulted on every page of the shared
+ * mapping instead (4 MiB: 2.9 ms against 0.03 for the second fill; 64 MiB:
+ * 47 ms against 2.4, this VM). The allocation pays it, as natively. A kernel
+ * without MADV_POPULATE_WRITE (before 5.14) leaves it to the faults. */
+static void populate(void *p, uint64_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(p, (size_t)len, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)len;
+#endif
+}
+
 /* A new segment for a block of len bytes (under mu, which it gives back
  * while the servers register it): its offset in *off, the rest of the
  * segment free. false: no room, even once free segments left. */
@@ -358,6 +373,7 @@ static bool new_segment(uint64_t len, uint64_t *off)
      * works as pageable memory would */
     pthread_mutex_unlock(&mu);
     (void)seg_request(*off, slen, true);
+    populate(amap + *off, slen);
     pthread_mutex_lock(&mu);
     if (slen > len)
         (void)ext_put(&freel, &nfree, &capfree, (ext){*off + len, slen - len}, true);
@@ -383,6 +399,17 @@ void *apigen_arena_alloc(size_t n)
         }
     }
     pthread_mutex_unlock(&mu);
+    return p;
+}
+
+void *apigen_pinned_alloc(size_t n, bool arena_only)
+{
+    void *p = apigen_arena_alloc(n ? n : 1); /* its segment was populated when made */
+    if (p || arena_only)
+        return p;
+    if (posix_memalign(&p, ARENA_PAGE, n ? n : 1) != 0)
+        return NULL;
+    populate(p, n ? n : 1);
     return p;
 }
 

@@ -91,8 +91,7 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
     CUresult e = need_context(&ctx);
     if (e != CUDA_SUCCESS) return e;
     if (!bytesize) return CUDA_ERROR_INVALID_VALUE;
-    void *p = apigen_arena_alloc(bytesize);
-    if (!p && posix_memalign(&p, 4096, bytesize) != 0) p = NULL;
+    void *p = apigen_pinned_alloc(bytesize, false);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (!add(p, bytesize, Flags, 1, ctx)) {
         if (!apigen_arena_free(p)) free(p);

@@ -1301,14 +1301,15 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
-    void *p = apigen_arena_alloc(size ? size : 1);
-    if (!p && (flags & cudaHostAllocMapped)) {
+    bool mapped = (flags & cudaHostAllocMapped) != 0;
+    void *p = apigen_pinned_alloc(size, mapped);
+    if (!p && mapped) {
         apigen_log("cudaHostAlloc: cudaHostAllocMapped needs the shared-memory arena (a server "
                    "on this machine: unix:// or shm://, APIGEN_ARENA not 0, room left in it): "
                    "refused (cudaErrorNotSupported)");
         return local_error(cudaErrorNotSupported);
     }
-    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
+    if (!p)
         return local_error(cudaErrorMemoryAllocation);
     ranges_add_on(&host_ranges_, p, size, flags, true, device_now());
     pc_add(p, size, (flags & cudaHostAllocPortable) != 0);
