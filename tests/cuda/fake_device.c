@@ -332,12 +332,13 @@ static int reg_of(const void *ptr, unsigned *flags, int *device)
 }
 /* pinned host memory: a mapping of its own, which cudaDeviceReset unmaps as
  * the driver frees a device's pinned memory at a reset (a server that keeps
- * a staging block past it gets EFAULT, as on a GPU: tests/cuda/reset_copy.c) */
+ * a staging block past it gets EFAULT, as on a GPU: tests/cuda/reset_copy.c);
+ * its pages are there when it returns, as pinned pages are */
 FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 {
     if (!p) return fail(cudaErrorInvalidValue);
     size_t len = ((size ? size : 1) + 4095) & ~(size_t)4095;
-    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
     reg_add(m, size ? size : 1, flags, len);
     pc_add(m, size, (flags & cudaHostAllocPortable) != 0);

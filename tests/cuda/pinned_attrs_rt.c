@@ -10,8 +10,11 @@
  * device is the one current at the allocation (cuda_runtime_api.h), not the
  * server's when it registered the arena. tests/gpu/pinned-attrs.sh runs it
  * on a GPU (one device: both blocks on device 0). */
+#define _DEFAULT_SOURCE /* mincore */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cuda_runtime.h>
 
@@ -33,6 +36,20 @@ static void show(const char *what, char *base, char *p)
            !ed && a.devicePointer == dev ? "as cudaHostGetDevicePointer" : a.devicePointer ? "WRONG" : "NULL");
 }
 
+/* Pinned memory's pages are there when the allocation returns (the
+ * driver pins them), so a program's first write into it faults on none:
+ * forwarded, the guest's own mapping of the block must be populated too. */
+static void resident(const char *what, void *p, size_t n)
+{
+    size_t pages = (n + 4095) / 4096, in = 0;
+    unsigned char *v = malloc(pages);
+    if (v && mincore(p, n, v) == 0)
+        for (size_t i = 0; i < pages; i++) in += v[i] & 1;
+    printf("%s: %s of its %zu pages in memory before any write\n", what,
+           in == pages ? "all" : "NOT all", pages);
+    free(v);
+}
+
 int main(void)
 {
     int n = 0;
@@ -47,6 +64,13 @@ int main(void)
     printf("cudaSetDevice(0): %d\n", (int)cudaSetDevice(0));
     printf("cudaMallocHost(4096): %d\n", (int)cudaMallocHost((void **)&b, 4096));
     if (!a || !b) return 1;
+    resident("cudaHostAlloc block", a, 10000);
+    resident("cudaMallocHost block", b, 4096);
+    char *c = NULL; /* larger than an arena segment (2 MiB): a segment of its own */
+    printf("cudaMallocHost(3 MiB): %d\n", (int)cudaMallocHost((void **)&c, 3u << 20));
+    if (!c) return 1;
+    resident("cudaMallocHost block of 3 MiB", c, 3u << 20);
+    printf("cudaFreeHost: %d\n", (int)cudaFreeHost(c));
     show("cudaHostAlloc block (last device)", a, a);
     show("inside it (+1234)", a, a + 1234);
     show("cudaMallocHost block (device 0)", b, b + 100);
