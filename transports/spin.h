@@ -25,7 +25,8 @@ int64_t tp_spin_budget(const tp_spin *s, int64_t base_ns);
  * not burnt for nothing). A base of 0 (sleep at once) learns nothing. */
 void tp_spin_learn(tp_spin *s, int64_t base_ns, int64_t cap_ns, int64_t waited_ns);
 /* How long (ns) a wait of s yields the CPU after its spin before it sleeps:
- * APIGEN_YIELD_US (default 2000) where s waits for replies, else 0. */
+ * APIGEN_YIELD_US where s waits for replies (default 2000 on 4 or more
+ * CPUs, else 0), else 0. */
 int64_t tp_yield_ns(const tp_spin *s);
 /* CLOCK_MONOTONIC in ns: every transport's clock. */
 int64_t tp_mono_ns(void);

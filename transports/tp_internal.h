@@ -73,7 +73,7 @@ struct apigen_conn {
     int fd;      /* the socket (-1: none, ucx://) */
     void *priv;  /* the transport's own state (shm: its segment; tls: the SSL) */
     void *user;  /* the runtime's (apigen_tp_set_user): never touched here */
-    tp_spin spin; /* sockets: how long a wait for data spins before it polls (spin.h) */
+    tp_spin spin; /* how long a wait for data spins (and yields) before it sleeps (spin.h) */
     /* sockets: bytes read ahead of what was asked (tp_sock_recv), so one
      * recv() brings a frame's header, its payload and the frames behind it */
     uint8_t *ahead;
