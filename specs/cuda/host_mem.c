@@ -84,13 +84,26 @@ static CUresult need_context(CUcontext *ctx)
     return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* Flags as the runtime's stub takes cudaHostAlloc's (issue 13: nothing
+ * accepted that is not done): unknown bits are refused as the driver refuses
+ * them; write-combined memory would need a mapping of the guest's CPU the
+ * stub cannot make: refused, not accepted and echoed by cuMemHostGetFlags.
+ * DEVICEMAP stays accepted everywhere: NVIDIA's runtime may ask it of every
+ * pinned allocation (with unified addressing all pinned memory is mapped). */
+#define HOST_ALLOC_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)
+
 APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
-    if (!pp) return CUDA_ERROR_INVALID_VALUE;
+    if (!pp || (Flags & ~(unsigned)HOST_ALLOC_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
     CUcontext ctx = NULL;
     CUresult e = need_context(&ctx);
     if (e != CUDA_SUCCESS) return e;
     if (!bytesize) return CUDA_ERROR_INVALID_VALUE;
+    if (Flags & CU_MEMHOSTALLOC_WRITECOMBINED) {
+        apigen_log("cuMemHostAlloc: flags 0x%x: write-combined host memory is not supported "
+                   "remotely (CUDA_ERROR_NOT_SUPPORTED)", Flags);
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     void *p = apigen_pinned_alloc(bytesize, false);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     if (!add(p, bytesize, Flags, 1, ctx)) {

@@ -199,7 +199,8 @@ static int pinned_of(uintptr_t p, pinned *out)
 
 FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 {
-    if (!pp || !n) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+    if (!pp || !n || (flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
     void *p = malloc(n);
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;

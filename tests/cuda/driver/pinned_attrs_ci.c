@@ -143,6 +143,13 @@ int main(int argc, char **argv)
     e = e ? e : cuMemAllocHost((void **)&b, 4096);
     printf("cuMemAllocHost(4096): %d\n", (int)e);
     if (e) return 1;
+    /* flags: an unknown bit is refused; write-combined is refused forwarded
+     * (CMakeLists.txt's sed script says so of the native transcript) */
+    void *w = NULL;
+    printf("cuMemHostAlloc(4096, 0x40): %d\n", (int)cuMemHostAlloc(&w, 4096, 0x40));
+    CUresult we = cuMemHostAlloc(&w, 4096, CU_MEMHOSTALLOC_WRITECOMBINED);
+    printf("cuMemHostAlloc(4096, WRITECOMBINED): %d\n", (int)we);
+    if (we == CUDA_SUCCESS) cuMemFreeHost(w);
     memset(a, 1, 10000);
     if (argc > 1 && strcmp(argv[1], "--all") == 0) {
         printf("-- cuMemHostAlloc(10000, PORTABLE | DEVICEMAP)\n");
