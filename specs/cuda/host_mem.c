@@ -140,9 +140,13 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
     return CUDA_SUCCESS;
 }
 
+#define HOST_REGISTER_FLAGS                                                                        \
+    (CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY |      \
+     CU_MEMHOSTREGISTER_READ_ONLY)
+
 APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
-    if (!p || !bytesize) return CUDA_ERROR_INVALID_VALUE;
+    if (!p || !bytesize || (Flags & ~(unsigned)HOST_REGISTER_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
     CUcontext ctx = NULL;
     CUresult e = need_context(&ctx);
     if (e != CUDA_SUCCESS) return e;

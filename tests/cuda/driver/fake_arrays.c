@@ -364,7 +364,9 @@ FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
  * range is recorded as pinned memory's (pointer queries) */
 FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
 {
-    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+                           CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+    if (!p || !n || (flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
     if (pinned_of((uintptr_t)p, NULL)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     return pinned_add(p, n, flags, 0) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }

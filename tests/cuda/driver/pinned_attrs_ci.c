@@ -173,6 +173,7 @@ int main(int argc, char **argv)
     /* registered memory (mapped): the same answers, its device pointer the
      * registration's (forwarded: its device allocation, tcp:// too) */
     static char reg[8192] __attribute__((aligned(4096)));
+    printf("cuMemHostRegister(0x40): %d\n", (int)cuMemHostRegister(reg, sizeof reg, 0x40));
     printf("cuMemHostRegister(DEVICEMAP): %d\n", (int)cuMemHostRegister(reg, sizeof reg, CU_MEMHOSTREGISTER_DEVICEMAP));
     show("registered range", reg, sizeof reg, reg + 100);
     printf("cuMemHostUnregister: %d\n", (int)cuMemHostUnregister(reg));
