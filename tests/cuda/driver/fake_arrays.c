@@ -202,8 +202,9 @@ FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
     const unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
     if (!pp || !n || (flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
-    void *p = malloc(n);
-    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = NULL; /* page-aligned and present, as pinned pages are */
+    if (posix_memalign(&p, 4096, n) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0, n);
     if (!pinned_add(p, n, flags, 1)) {
         free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -12,13 +12,30 @@
  * device allocation it can). Registered memory is asked about too. Addresses print as relations
  * (the forwarded device pointer is the server's address of the bytes).
  * tests/gpu/pinned-attrs.sh runs it on a GPU. Exit 1 when setup fails. */
+#define _DEFAULT_SOURCE /* mincore */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cuda.h>
 
 static CUcontext ctx1_;
+
+/* Pinned memory's pages are there when the allocation returns (the driver
+ * pins them): forwarded, the guest's own mapping must be populated too, so
+ * the program's first write faults on none. */
+static void resident(const char *what, void *p, size_t n)
+{
+    size_t pages = (n + 4095) / 4096, in = 0;
+    unsigned char *v = malloc(pages);
+    if (v && mincore(p, n, v) == 0)
+        for (size_t i = 0; i < pages; i++) in += v[i] & 1;
+    printf("%s: %s of its %zu pages in memory before any write\n", what,
+           in == pages ? "all" : "NOT all", pages);
+    free(v);
+}
 
 static const char *ctx_name(CUcontext c)
 {
@@ -143,6 +160,8 @@ int main(int argc, char **argv)
     e = e ? e : cuMemAllocHost((void **)&b, 4096);
     printf("cuMemAllocHost(4096): %d\n", (int)e);
     if (e) return 1;
+    resident("cuMemHostAlloc block", a, 10000);
+    resident("cuMemAllocHost block", b, 4096);
     /* flags: an unknown bit is refused; write-combined is refused forwarded
      * (CMakeLists.txt's sed script says so of the native transcript) */
     void *w = NULL;
