@@ -26,7 +26,7 @@
 /* Past the spin, a caller waiting for a reply yields this long: a sync call
  * that waits on a kernel of up to 2 ms (issue 16's multi-pass loop: 445 us)
  * sees its reply at once instead of after a wake-up. Only where this process
- * may run on YIELD_MIN_CPUS or more: as CUDA spins only while it has fewer
+ * may run on YIELD_MIN_CPUS or more: as a vendor runtime spins only while it has fewer
  * contexts than CPUs, a waiter that stays runnable must not take the core a
  * local server's thread needs (on 2 CPUs with exa's CPU "device", 1 in 3
  * runs of a 0.5 ms sync loop lost 10%). */
