@@ -10,13 +10,13 @@
  * device is the one current at the allocation (cuda_runtime_api.h), not the
  * server's when it registered the arena. tests/gpu/pinned-attrs.sh runs it
  * on a GPU (one device: both blocks on device 0). */
-#define _DEFAULT_SOURCE /* mincore */
+#define _DEFAULT_SOURCE /* mincore (resident.h) */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <cuda_runtime.h>
+
+#include "resident.h"
 
 static void show(const char *what, char *base, char *p)
 {
@@ -34,20 +34,6 @@ static void show(const char *what, char *base, char *p)
     printf("%s: cudaPointerGetAttributes %d: type %d, device %d, host pointer %s, device pointer %s\n", what,
            (int)e, (int)a.type, a.device, a.hostPointer == p ? "itself" : "WRONG",
            !ed && a.devicePointer == dev ? "as cudaHostGetDevicePointer" : a.devicePointer ? "WRONG" : "NULL");
-}
-
-/* Pinned memory's pages are there when the allocation returns (the
- * driver pins them), so a program's first write into it faults on none:
- * forwarded, the guest's own mapping of the block must be populated too. */
-static void resident(const char *what, void *p, size_t n)
-{
-    size_t pages = (n + 4095) / 4096, in = 0;
-    unsigned char *v = malloc(pages);
-    if (v && mincore(p, n, v) == 0)
-        for (size_t i = 0; i < pages; i++) in += v[i] & 1;
-    printf("%s: %s of its %zu pages in memory before any write\n", what,
-           in == pages ? "all" : "NOT all", pages);
-    free(v);
 }
 
 int main(void)

@@ -12,30 +12,16 @@
  * device allocation it can). Registered memory is asked about too. Addresses print as relations
  * (the forwarded device pointer is the server's address of the bytes).
  * tests/gpu/pinned-attrs.sh runs it on a GPU. Exit 1 when setup fails. */
-#define _DEFAULT_SOURCE /* mincore */
+#define _DEFAULT_SOURCE /* mincore (resident.h) */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <cuda.h>
 
-static CUcontext ctx1_;
+#include "../resident.h"
 
-/* Pinned memory's pages are there when the allocation returns (the driver
- * pins them): forwarded, the guest's own mapping must be populated too, so
- * the program's first write faults on none. */
-static void resident(const char *what, void *p, size_t n)
-{
-    size_t pages = (n + 4095) / 4096, in = 0;
-    unsigned char *v = malloc(pages);
-    if (v && mincore(p, n, v) == 0)
-        for (size_t i = 0; i < pages; i++) in += v[i] & 1;
-    printf("%s: %s of its %zu pages in memory before any write\n", what,
-           in == pages ? "all" : "NOT all", pages);
-    free(v);
-}
+static CUcontext ctx1_;
 
 static const char *ctx_name(CUcontext c)
 {
