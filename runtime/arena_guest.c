@@ -404,12 +404,13 @@ void *apigen_arena_alloc(size_t n)
 
 void *apigen_pinned_alloc(size_t n, bool arena_only)
 {
-    void *p = apigen_arena_alloc(n ? n : 1); /* its segment was populated when made */
+    size_t len = n ? n : 1;
+    void *p = apigen_arena_alloc(len); /* its segment was populated when made */
     if (p || arena_only)
         return p;
-    if (posix_memalign(&p, ARENA_PAGE, n ? n : 1) != 0)
+    if (posix_memalign(&p, ARENA_PAGE, len) != 0)
         return NULL;
-    populate(p, n ? n : 1);
+    populate(p, len);
     return p;
 }
 

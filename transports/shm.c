@@ -262,7 +262,10 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
     }
     /* a caller waiting for a reply: yield the CPU a while (spin.h) */
     int64_t yield_end = spin_end + tp_yield_ns(sp);
-    for (unsigned i = 1; tp_mono_ns() < yield_end; i++) {
+    for (unsigned i = 1;; i++) {
+        int64_t now = tp_mono_ns();
+        if (now >= yield_end)
+            break;
         if (atomic_load_explicit(pos, memory_order_acquire) != seen) {
             learn(sp, start);
             return W_CHANGED;
@@ -271,7 +274,7 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
             check_alive(c); /* a killed peer says nothing in the segment */
         if (atomic_load(&s->shut) || peer_gone(c))
             return W_STOP;
-        if (deadline >= 0 && tp_mono_ns() >= deadline)
+        if (deadline >= 0 && now >= deadline)
             return W_TIMEOUT;
         sched_yield();
     }
