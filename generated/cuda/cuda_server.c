@@ -4607,30 +4607,23 @@ static void h_cuEventCreate(apigen_call_ctx *cx)
     unsigned int Flags = {0};
     CUresult ret_;
     uint32_t v_Flags;
-    uint8_t p_phEvent = 0;
-    uint64_t n_phEvent = 0;
+    uint64_t g_phEvent = 0;
+    CUevent o_phEvent = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
     if (!apigen_get_u32(cx->rd, &v_Flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Flags"); return; }
     Flags = (unsigned int)v_Flags;
-    if (!apigen_get_u8(cx->rd, &p_phEvent)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phEvent"); return; }
-    if (p_phEvent) {
-        n_phEvent = (uint64_t)(1);
-        phEvent = apigen_scratch(cx, n_phEvent, sizeof(CUevent));
-        if (phEvent == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_phEvent)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phEvent"); return; }
+    if (g_phEvent != 0) { /* phEvent: the guest named it */
+        if (!apigen_handle_claim(cx, g_phEvent)) return;
+        phEvent = &o_phEvent;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuEventCreate(phEvent, Flags);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
+    if (ok_ && g_phEvent != 0 && !apigen_handle_bind(cx, &ht_CUevent, g_phEvent, (void *)(uintptr_t)o_phEvent, true))
+        return; /* phEvent */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_phEvent) { /* phEvent */
-        k_ = ok_ ? n_phEvent : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && phEvent[i_] != 0 ? apigen_handle_put(cx, &ht_CUevent, (void *)(uintptr_t)phEvent[i_]) : 0)) return;
-    }
 }
 
 static void h_cuEventDestroy(apigen_call_ctx *cx)

@@ -6711,21 +6711,31 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+bool cuda_event_create_queued(CUevent *phEvent, unsigned int Flags); /* hand-written, in the spec's sources */
+/* The forwarder of cuEventCreate: the spec's hand-written guest code exports cuEventCreate and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
-    uint64_t n_phEvent = 0;
-    uint64_t i_;
+    uint64_t g_phEvent = 0;
+    bool may_queue_ = cuda_event_create_queued(phEvent, Flags);
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuEventCreate))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
-    if (phEvent != NULL) {
-        n_phEvent = (uint64_t)(1);
+    if (phEvent != NULL && (g_phEvent = apigen_guest_id(&call_)) == 0) goto nomem; /* phEvent: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_phEvent)) goto nomem;
+    if ((may_queue_) && phEvent != NULL) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (phEvent != NULL)
+            *phEvent = (CUevent)(uintptr_t)g_phEvent; /* phEvent: the server binds it when the call runs */
+        ret_ = CUDA_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, phEvent != NULL)) goto nomem; /* phEvent */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6734,14 +6744,8 @@ APIGEN_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (phEvent != NULL) { /* phEvent */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phEvent) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            phEvent[i_] = (CUevent)(uintptr_t)v_;
-        }
-    }
+    if (phEvent != NULL && ret_ == CUDA_SUCCESS)
+        *phEvent = (CUevent)(uintptr_t)g_phEvent; /* phEvent: the id the server binds */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6766,7 +6770,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuEventDestroy(CUevent hEvent)
+/* The forwarder of cuEventDestroy: the spec's hand-written guest code exports cuEventDestroy and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuEventDestroy(CUevent hEvent)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -6809,17 +6814,30 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
+bool cuda_event_destroy_queued(CUevent hEvent); /* hand-written, in the spec's sources */
+/* The forwarder of cuEventDestroy_v2: the spec's hand-written guest code exports cuEventDestroy_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuEventDestroy_v2(CUevent hEvent)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
+    bool may_queue_ = cuda_event_destroy_queued(hEvent);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hEvent); /* hEvent */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuEventDestroy_v2, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (may_queue_ && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0x815e4b875c1a4e9c)
+#define CUDA_FINGERPRINT UINT64_C(0x7c8aecab5b9a8255)
 
 /* Call ids: forwarded and custom functions. */
 enum {

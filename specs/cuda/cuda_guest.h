@@ -56,6 +56,9 @@ CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name);
 /* dev_ranges.c: the globals' answers kept for owner (a module or library),
  * or all of them, are dropped */
 void apigen_cuda_globals_forget(int all, uint64_t owner);
+/* events.c: a context ended, so an event the process knew live may be gone
+ * with it; its destroy goes synchronously again (context_gone.c) */
+void apigen_cuda_events_forget(void);
 
 /* A kernel's parameter layout, learned once per CUfunction or CUkernel id
  * from the server (launch.c). */

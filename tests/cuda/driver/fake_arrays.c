@@ -24,6 +24,7 @@
 #define FAKE __attribute__((visibility("default")))
 
 static _Thread_local CUcontext current_;
+static void events_of_context_gone(CUcontext ctx);
 
 FAKE CUresult cuInit(unsigned int flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
 FAKE CUresult cuDriverGetVersion(int *v)
@@ -62,6 +63,7 @@ FAKE CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
     if (!ctx) return CUDA_ERROR_INVALID_VALUE;
     if (ctx == current_) current_ = NULL;
+    events_of_context_gone(ctx);
     free(ctx);
     return CUDA_SUCCESS;
 }
@@ -332,25 +334,73 @@ FAKE CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
     (void)s;
     return cuMemcpyDtoH_v2(h, d, n);
 }
+/* Events as the driver keeps them: made in the current context, refused
+ * with unknown flags or an interprocess event that keeps timing, gone with
+ * their context (destroying one then: CUDA_ERROR_CONTEXT_IS_DESTROYED, as
+ * the H200's driver 580 answered, docs/gpu-runs/2026-11-27b.md); a handle
+ * that never was an event is CUDA_ERROR_INVALID_HANDLE
+ * (tests/cuda/driver/events_ci.c). */
+enum { MAX_EVENTS = 4096 };
+static struct fake_event {
+    CUcontext ctx;
+    int live, orphaned; /* orphaned: its context ended */
+} events_[MAX_EVENTS];
+static pthread_mutex_t events_mu_ = PTHREAD_MUTEX_INITIALIZER;
+
+static int event_live(CUevent e)
+{
+    struct fake_event *f = (struct fake_event *)e;
+    pthread_mutex_lock(&events_mu_);
+    int live = f >= events_ && f < events_ + MAX_EVENTS && f->live;
+    pthread_mutex_unlock(&events_mu_);
+    return live;
+}
+
+static void events_of_context_gone(CUcontext ctx)
+{
+    pthread_mutex_lock(&events_mu_);
+    for (int i = 0; i < MAX_EVENTS; i++)
+        if (events_[i].ctx == ctx && events_[i].live) events_[i].live = 0, events_[i].orphaned = 1;
+    pthread_mutex_unlock(&events_mu_);
+}
+
 FAKE CUresult cuEventCreate(CUevent *e, unsigned int flags)
 {
-    (void)flags;
-    if (!e) return CUDA_ERROR_INVALID_VALUE;
-    return (*e = (CUevent)calloc(1, 16)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    const unsigned known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (!e || (flags & ~known)) return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&events_mu_);
+    int i = 0;
+    while (i < MAX_EVENTS && events_[i].live) i++;
+    if (i < MAX_EVENTS) events_[i] = (struct fake_event){current_, 1, 0};
+    pthread_mutex_unlock(&events_mu_);
+    if (i == MAX_EVENTS) return CUDA_ERROR_OUT_OF_MEMORY;
+    *e = (CUevent)&events_[i];
+    return CUDA_SUCCESS;
 }
 FAKE CUresult cuEventDestroy_v2(CUevent e)
 {
-    free(e);
-    return CUDA_SUCCESS;
+    struct fake_event *f = (struct fake_event *)e;
+    pthread_mutex_lock(&events_mu_);
+    int ours = f >= events_ && f < events_ + MAX_EVENTS;
+    int live = ours && f->live, orphaned = ours && f->orphaned;
+    if (ours) f->live = 0, f->orphaned = 0;
+    pthread_mutex_unlock(&events_mu_);
+    return live ? CUDA_SUCCESS : orphaned ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE CUresult cuEventRecord(CUevent e, CUstream s)
 {
     (void)s;
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return event_live(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE CUresult cuEventSynchronize(CUevent e)
 {
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return event_live(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE CUresult cuEventQuery(CUevent e)
+{
+    return event_live(e) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
