@@ -17,12 +17,6 @@
 #include "cuda_wire.h"
 #include "launch_limits.h"
 
-CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
-#ifdef APIGEN_HAS_FN_cuKernelSetAttribute /* 12.0: kernel handles */
-CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
-                                       CUdevice dev);
-#endif
-
 typedef struct flimits {
     uint64_t id;
     uint32_t threads, dyn_shmem;
@@ -142,20 +136,9 @@ int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned 
     return apigen_cuda_config_vouched(&l, gx, gy, gz, bx, by, bz, shmem);
 }
 
-APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
-                                          int value)
+/* set_attr.c: a function's attributes were set (whatever the answer): its
+ * limits are asked again at its next launch */
+void apigen_cuda_launch_limits_forget(uint64_t id)
 {
-    CUresult e = cuda_fwd_cuFuncSetAttribute(hfunc, attrib, value);
-    forget((uint64_t)(uintptr_t)hfunc); /* whatever the answer: asked again at the next launch */
-    return e;
+    forget(id);
 }
-
-#ifdef APIGEN_HAS_FN_cuKernelSetAttribute
-APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
-                                            CUkernel kernel, CUdevice dev)
-{
-    CUresult e = cuda_fwd_cuKernelSetAttribute(attrib, val, kernel, dev);
-    forget((uint64_t)(uintptr_t)kernel);
-    return e;
-}
-#endif

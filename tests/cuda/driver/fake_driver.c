@@ -450,7 +450,11 @@ FAKE CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
     return CUDA_SUCCESS;
 }
 
-/* images: any image loads; functions are looked up by name in kernels_ */
+/* images: any image loads; functions are looked up by name in kernels_
+ * (shared by every library: a kernel handle is refused by
+ * cuKernelSetAttribute only while no library is loaded) */
+static int libraries_loaded_;
+
 FAKE CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
                                 unsigned int njo, CUlibraryOption *lo, void **lv, unsigned int nlo)
 {
@@ -458,6 +462,7 @@ FAKE CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *
     NEED_INIT();
     if (!lib || !code) return CUDA_ERROR_INVALID_VALUE;
     *lib = calloc(1, sizeof **lib);
+    if (*lib) __atomic_add_fetch(&libraries_loaded_, 1, __ATOMIC_SEQ_CST);
     return *lib ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -465,6 +470,7 @@ FAKE CUresult cuLibraryUnload(CUlibrary lib)
 {
     NEED_INIT();
     if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    __atomic_sub_fetch(&libraries_loaded_, 1, __ATOMIC_SEQ_CST);
     free(lib);
     return CUDA_SUCCESS;
 }
@@ -933,6 +939,15 @@ FAKE CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
     if (v < 0 || v > 232448) return CUDA_ERROR_INVALID_VALUE; /* an H100's opt-in limit */
     f->max_dyn = v;
     return CUDA_SUCCESS;
+}
+/* a kernel's attribute is its function's in the primary context (the same
+ * object here, as the driver shares it) */
+FAKE CUresult cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
+{
+    NEED_INIT();
+    if (!k || !__atomic_load_n(&libraries_loaded_, __ATOMIC_SEQ_CST)) return CUDA_ERROR_INVALID_HANDLE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    return cuFuncSetAttribute((CUfunction)k, a, v);
 }
 FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int block,
                                                                   size_t smem, unsigned int flags)
