@@ -337,7 +337,7 @@ FAKE CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
 /* Events as the driver keeps them: made in the current context, refused
  * with unknown flags or an interprocess event that keeps timing, gone with
  * their context (destroying one then: CUDA_ERROR_CONTEXT_IS_DESTROYED, as
- * the H200's driver 580 answered, docs/gpu-runs/2026-11-27b.md); a handle
+ * the H200's driver 580 answered, docs/gpu-runs/2026-11-27.md, session 20); a handle
  * that never was an event is CUDA_ERROR_INVALID_HANDLE
  * (tests/cuda/driver/events_ci.c). */
 enum { MAX_EVENTS = 4096 };
