@@ -506,6 +506,34 @@ APIGEN_CHECK apigen_status apigen_call_sync_memo(apigen_call *c, bool cacheable,
  * apigen_call_end): the answers kept under group in c's session are
  * unknown; one asked while c was in flight is not kept either. */
 void apigen_cache_forget(apigen_call *c, const char *group);
+/* The epoch of group in the calling thread's session of api's current
+ * server: a value that changes whenever a call forgets the group (or the
+ * session is another); false: unknown (no session on this thread yet, a
+ * lost session, APIGEN_CACHE=0). For guest code that keeps answers of its
+ * own under a group's rules (apigen_setmemo_*). */
+bool apigen_cache_epoch(const apigen_api *api, const char *group, uint64_t *epoch);
+/* Repeats of a setter answered in the guest (runtime/setmemo.c): a call
+ * that set a value on an object (key: three integers, the handle, what it
+ * sets, a device) and succeeded, repeated with the same key and value
+ * while no call but this setter's own misses forgot group, changes nothing
+ * natively and succeeds again. repeat: true when such a call may be
+ * answered with success and nothing sent (false with APIGEN_CACHE=0). note:
+ * after the call went to the server (which forgot group once, as its spec's
+ * `cache_forget:` says); ok: it succeeded. A memo is zeroed static storage
+ * of the stub, one per setter function. */
+typedef struct apigen_setmemo {
+    pthread_mutex_t mu;
+    struct apigen_setmemo_entry *entries;
+    size_t n;
+    uint64_t own;     /* forgets of group made by this setter's misses */
+    uint64_t foreign; /* the group's epoch less own when the entries were valid */
+    bool foreign_known;
+} apigen_setmemo;
+#define APIGEN_SETMEMO_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, false}
+bool apigen_setmemo_repeat(apigen_setmemo *m, const apigen_api *api, const char *group,
+                           const uint64_t key[3], int64_t value);
+void apigen_setmemo_note(apigen_setmemo *m, const apigen_api *api, const char *group,
+                         const uint64_t key[3], int64_t value, bool ok);
 /* Spec `api.thread_state` (docs/spec.md "Thread state kept in the guest"):
  * up to APIGEN_TSTATE_MAX per-thread values (slots) the guest tracks per
  * server session, from the calls that tell them. get: the calling thread's

@@ -1803,6 +1803,24 @@ void apigen_cache_forget(apigen_call *c, const char *group)
         atomic_fetch_add(&t->g->cgroups[i].epoch, 1);
 }
 
+bool apigen_cache_epoch(const apigen_api *api, const char *group, uint64_t *epoch)
+{
+    unsigned server = rt_route_current(api);
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->index != server || !rt_same_family(t->g->api, api))
+            continue;
+        gapi *g = t->g;
+        int i = cache_group(g, group, true);
+        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || i < 0)
+            return false;
+        /* a fork child's session starts its epochs again: the generation
+         * keeps its values apart from the parent's */
+        *epoch = ((uint64_t)g->gen << 40) + atomic_load(&g->cgroups[i].epoch);
+        return true;
+    }
+    return false;
+}
+
 /* t->ckey holds n bytes at least (grown if need be); false: out of memory. */
 static bool ckey_room(gthr *t, size_t n)
 {

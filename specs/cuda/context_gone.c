@@ -49,7 +49,6 @@ static CUresult destroyed(CUresult e, CUcontext ctx)
     if (e == CUDA_SUCCESS) apigen_cuda_export_context_gone(ctx);
     if (e == CUDA_SUCCESS) apigen_cuda_globals_forget(1, 0); /* its modules and globals went */
     if (e == CUDA_SUCCESS) apigen_cuda_events_forget();      /* and its events */
-    if (e == CUDA_SUCCESS) apigen_cuda_set_attr_forget();    /* and its functions' settings */
     return e;
 }
 
@@ -87,7 +86,6 @@ static CUresult released(CUresult e, CUdevice dev)
     if (q == CUDA_SUCCESS && !active) apigen_cuda_export_context_gone(primary_of(dev));
     if (q != CUDA_SUCCESS || !active) apigen_cuda_globals_forget(1, 0); /* asked again */
     if (q != CUDA_SUCCESS || !active) apigen_cuda_events_forget();
-    if (q != CUDA_SUCCESS || !active) apigen_cuda_set_attr_forget();
     return e;
 }
 

@@ -76,9 +76,6 @@ CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **ext
 
 /* launch_check.c: the function's limits are asked again at its next launch */
 void apigen_cuda_launch_limits_forget(uint64_t id);
-/* set_attr.c: the kept attribute settings are dropped (a module, library or
- * context ended: its functions' handles may be gone) */
-void apigen_cuda_set_attr_forget(void);
 /* Whether a launch configuration is within the limits of every device and
  * of the function (launch_check.c; asked once, then cached). */
 int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -159,7 +159,6 @@ APIGEN_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 {
     CUresult e = cuda_fwd_cuModuleUnload(hmod);
     apigen_cuda_globals_forget(0, (uint64_t)(uintptr_t)hmod);
-    apigen_cuda_set_attr_forget(); /* its functions' settings */
     return e;
 }
 
@@ -196,7 +195,6 @@ APIGEN_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 {
     CUresult e = cuda_fwd_cuLibraryUnload(library);
     apigen_cuda_globals_forget(0, (uint64_t)(uintptr_t)library);
-    apigen_cuda_set_attr_forget(); /* its functions' settings */
     return e;
 }
 

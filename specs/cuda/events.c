@@ -50,12 +50,14 @@ static bool grow(live_set *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 256;
     uint64_t *ids = calloc(cap, sizeof *ids);
-    if (!ids) return false;
+    if (!ids)
+        return false;
     live_set n = {ids, cap, 0};
     for (size_t i = 0; i < s->cap; i++)
         if (s->ids[i] > 1) {
             size_t k = slot_of(&n, s->ids[i]);
-            while (n.ids[k]) k = (k + 1) & (cap - 1);
+            while (n.ids[k])
+                k = (k + 1) & (cap - 1);
             n.ids[k] = s->ids[i];
             n.used++;
         }
@@ -67,11 +69,13 @@ static bool grow(live_set *s)
 /* (an event this set cannot hold is destroyed synchronously: nothing worse) */
 static void live_note(uint64_t id)
 {
-    if (id <= 1) return;
+    if (id <= 1)
+        return;
     pthread_mutex_lock(&live_mu_);
     if ((live_.used + 1) * 2 <= live_.cap || grow(&live_)) {
         size_t k = slot_of(&live_, id);
-        while (live_.ids[k] > 1 && live_.ids[k] != id) k = (k + 1) & (live_.cap - 1);
+        while (live_.ids[k] > 1 && live_.ids[k] != id)
+            k = (k + 1) & (live_.cap - 1);
         if (live_.ids[k] != id) {
             live_.used += live_.ids[k] == 0;
             live_.ids[k] = id;
@@ -82,8 +86,10 @@ static void live_note(uint64_t id)
 
 static bool live_find(uint64_t id, size_t *at)
 {
-    if (!live_.cap || id <= 1) return false;
-    for (size_t k = slot_of(&live_, id), n = 0; live_.ids[k] && n < live_.cap; k = (k + 1) & (live_.cap - 1), n++)
+    if (!live_.cap || id <= 1)
+        return false;
+    for (size_t k = slot_of(&live_, id), n = 0; live_.ids[k] && n < live_.cap;
+         k = (k + 1) & (live_.cap - 1), n++)
         if (live_.ids[k] == id) {
             *at = k;
             return true;
@@ -94,7 +100,8 @@ static bool live_find(uint64_t id, size_t *at)
 void apigen_cuda_events_forget(void)
 {
     pthread_mutex_lock(&live_mu_);
-    for (size_t i = 0; i < live_.cap; i++) live_.ids[i] = 0;
+    for (size_t i = 0; i < live_.cap; i++)
+        live_.ids[i] = 0;
     live_.used = 0;
     pthread_mutex_unlock(&live_mu_);
 }
@@ -123,7 +130,8 @@ bool cuda_event_destroy_queued(CUevent hEvent)
 APIGEN_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     CUresult e = cuda_fwd_cuEventCreate(phEvent, Flags);
-    if (e == CUDA_SUCCESS && phEvent) live_note((uint64_t)(uintptr_t)*phEvent);
+    if (e == CUDA_SUCCESS && phEvent)
+        live_note((uint64_t)(uintptr_t)*phEvent);
     return e;
 }
 
@@ -133,14 +141,22 @@ static CUresult destroy(CUevent hEvent, bool v2)
     size_t at;
     pthread_mutex_lock(&live_mu_);
     bool was_live = live_find(id, &at);
-    if (was_live) live_.ids[at] = 1; /* two threads destroying it: one may queue */
+    if (was_live)
+        live_.ids[at] = 1; /* two threads destroying it: one may queue */
     pthread_mutex_unlock(&live_mu_);
     destroying_ = was_live ? id : 0;
     CUresult e = v2 ? cuda_fwd_cuEventDestroy_v2(hEvent) : cuda_fwd_cuEventDestroy(hEvent);
     destroying_ = 0;
-    if (e != CUDA_SUCCESS && was_live) live_note(id); /* refused: still the driver's */
+    if (e != CUDA_SUCCESS && was_live)
+        live_note(id); /* refused: still the driver's */
     return e;
 }
 
-APIGEN_EXPORT CUresult cuEventDestroy(CUevent hEvent) { return destroy(hEvent, false); }
-APIGEN_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) { return destroy(hEvent, true); }
+APIGEN_EXPORT CUresult cuEventDestroy(CUevent hEvent)
+{
+    return destroy(hEvent, false);
+}
+APIGEN_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+    return destroy(hEvent, true);
+}

@@ -12,19 +12,12 @@
  * changes nothing and succeeds again while the function lives. So a set is
  * answered here, with success and no forgetting, when the same attribute
  * of the same handle (and device) was last set to the same value by a call
- * that succeeded. What could make that answer wrong drops what is kept:
- *   - a set through the other kind of handle (a CUfunction may be a
- *     CUkernel's, and the guest does not track which): every setting of
- *     that kind is dropped; a failed set drops its own key;
- *   - the end of a module, library or context (dev_ranges.c,
- *     context_gone.c): the handle may be gone, where the driver refuses;
- *   - a fork child (its session is not the parent's); APIGEN_CACHE=0
- *     keeps nothing. */
-#include <pthread.h>
-#include <stdbool.h>
+ * that succeeded, and no call but that setter's own forgot the `functions`
+ * group since (runtime/setmemo.c): a set through the other kind of handle
+ * (a CUfunction may be a CUkernel's), a module's, library's or context's
+ * end, the runtime's cudaFuncSetAttribute or cudaDeviceReset all forget it.
+ * APIGEN_CACHE=0 keeps nothing. */
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "apigen_rt.h"
 #include "cuda_guest.h"
@@ -35,141 +28,47 @@ CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUk
                                        CUdevice dev);
 #endif
 
-enum handle_kind { FUNCTION, KERNEL };
+static apigen_setmemo func_sets_ = APIGEN_SETMEMO_INIT, kernel_sets_ = APIGEN_SETMEMO_INIT;
 
-typedef struct setting {
-    enum handle_kind kind;
-    uint64_t handle;
-    int attrib, dev, value; /* dev: -1 for a CUfunction */
-    struct setting *next;
-} setting;
-
-static pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once_ = PTHREAD_ONCE_INIT;
-static setting *kept_;
-static size_t nkept_;
-static bool off_;
-
-enum { MAX_KEPT = 4096 }; /* past it, sets simply go to the server */
-
-static void drop_where(bool (*match)(const setting *, const setting *), const setting *key)
-{
-    for (setting **pp = &kept_; *pp;) {
-        if (match(*pp, key)) {
-            setting *s = *pp;
-            *pp = s->next;
-            free(s);
-            nkept_--;
-        } else {
-            pp = &(*pp)->next;
-        }
-    }
-}
-
-static bool any(const setting *s, const setting *key)
-{
-    (void)s, (void)key;
-    return true;
-}
-
-static bool same_key(const setting *s, const setting *key)
-{
-    return s->kind == key->kind && s->handle == key->handle && s->attrib == key->attrib &&
-           s->dev == key->dev;
-}
-
-static bool other_kind(const setting *s, const setting *key)
-{
-    return s->kind != key->kind;
-}
-
-static void child_after_fork(void)
-{
-    pthread_mutex_init(&mu_, NULL);
-    drop_where(any, NULL);
-}
-
-static void init(void)
-{
-    const char *v = getenv("APIGEN_CACHE");
-    off_ = v && strcmp(v, "0") == 0;
-    (void)pthread_atfork(NULL, NULL, child_after_fork);
-}
-
-void apigen_cuda_set_attr_forget(void)
-{
-    pthread_once(&once_, init);
-    pthread_mutex_lock(&mu_);
-    drop_where(any, NULL);
-    pthread_mutex_unlock(&mu_);
-}
-
-static bool repeated(const setting *key)
-{
-    pthread_once(&once_, init);
-    if (off_) return false;
-    bool hit = false;
-    pthread_mutex_lock(&mu_);
-    for (const setting *s = kept_; s && !hit; s = s->next)
-        hit = same_key(s, key) && s->value == key->value;
-    pthread_mutex_unlock(&mu_);
-    return hit;
-}
-
-/* after a set went to the server: what it may have changed is dropped, and
- * a success is kept */
-static void note(const setting *key, CUresult e)
-{
-    pthread_mutex_lock(&mu_);
-    drop_where(other_kind, key);
-    drop_where(same_key, key);
-    setting *s = e == CUDA_SUCCESS && !off_ && nkept_ < MAX_KEPT ? malloc(sizeof *s) : NULL;
-    if (s) {
-        *s = *key;
-        s->next = kept_;
-        kept_ = s;
-        nkept_++;
-    }
-    pthread_mutex_unlock(&mu_);
-}
-
-static void trace_repeat(const char *fn, const setting *k, uint64_t t0)
+static void trace_repeat(const char *fn, int attrib, int value, uint64_t handle, int dev,
+                         uint64_t t0)
 {
     if (t0)
         apigen_trace("%s(attrib=%d, value=%d, handle=%#llx, dev=%d) = 0 [cached, the value it has, "
                      "%llu us]",
-                     fn, k->attrib, k->value, (unsigned long long)k->handle, k->dev,
+                     fn, attrib, value, (unsigned long long)handle, dev,
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
 }
 
-APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
-                                          int value)
+APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
-    setting key = {FUNCTION, (uint64_t)(uintptr_t)hfunc, (int)attrib, -1, value, NULL};
+    const uint64_t key[3] = {(uint64_t)(uintptr_t)hfunc, (uint64_t)attrib, 0};
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
-    if (hfunc && repeated(&key)) {
-        trace_repeat("cuFuncSetAttribute", &key, t0);
+    if (hfunc && apigen_setmemo_repeat(&func_sets_, &cuda_api, "functions", key, value)) {
+        trace_repeat("cuFuncSetAttribute", (int)attrib, value, key[0], -1, t0);
         return CUDA_SUCCESS;
     }
     CUresult e = cuda_fwd_cuFuncSetAttribute(hfunc, attrib, value);
-    apigen_cuda_launch_limits_forget(key.handle); /* whatever the answer */
-    if (hfunc) note(&key, e);
+    apigen_cuda_launch_limits_forget(key[0]); /* whatever the answer */
+    apigen_setmemo_note(&func_sets_, &cuda_api, "functions", key, value,
+                        hfunc && e == CUDA_SUCCESS);
     return e;
 }
 
 #ifdef APIGEN_HAS_FN_cuKernelSetAttribute
-APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
-                                            CUkernel kernel, CUdevice dev)
+APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
+                                            CUdevice dev)
 {
-    setting key = {KERNEL, (uint64_t)(uintptr_t)kernel, (int)attrib, (int)dev, val, NULL};
+    const uint64_t key[3] = {(uint64_t)(uintptr_t)kernel, (uint64_t)attrib, (uint64_t)(int64_t)dev};
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
-    if (kernel && repeated(&key)) {
-        trace_repeat("cuKernelSetAttribute", &key, t0);
+    if (kernel && apigen_setmemo_repeat(&kernel_sets_, &cuda_api, "functions", key, val)) {
+        trace_repeat("cuKernelSetAttribute", (int)attrib, val, key[0], (int)dev, t0);
         return CUDA_SUCCESS;
     }
     CUresult e = cuda_fwd_cuKernelSetAttribute(attrib, val, kernel, dev);
-    apigen_cuda_launch_limits_forget(key.handle);
-    if (kernel) note(&key, e);
+    apigen_cuda_launch_limits_forget(key[0]);
+    apigen_setmemo_note(&kernel_sets_, &cuda_api, "functions", key, val,
+                        kernel && e == CUDA_SUCCESS);
     return e;
 }
 #endif

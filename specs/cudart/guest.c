@@ -626,14 +626,33 @@ const void *cudart_proxy_host(const void *proxy)
 /* A function's limits change (the maximum dynamic shared memory, a cluster
  * shape): launch_check.c asks them again. */
 void cudart_launch_forget(const void *proxy);
-#define FUNC_SET_ATTRIBUTE(name)                                                                   \
-    APIGEN_EXPORT cudaError_t name(const void *func, enum cudaFuncAttribute attr, int value)       \
-    {                                                                                              \
-        cudaError_t e = cudart_fwd_##name(func, attr, value);                                      \
-        if (e == cudaSuccess) cudart_launch_forget(cudart_map_host(func));                         \
-        return e;                                                                                  \
+
+/* A set to the value a successful set gave the function on this device
+ * costs no round trip (runtime/setmemo.c): programs set a kernel's dynamic
+ * shared memory limit before each launch of it. Kept while no call but this
+ * setter's own forgot the `functions` group (a reset, another setter, the
+ * driver's, a module's end). */
+static apigen_setmemo func_sets_ = APIGEN_SETMEMO_INIT;
+static uint64_t current_device(bool *known);
+
+APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    const uint64_t key[3] = {(uint64_t)(uintptr_t)cudart_map_host(func), (uint64_t)attr,
+                             (uint64_t)apigen_current_server(&cudart_api) << 32 | (dev & 0xffffffffu)};
+    if (func && known && apigen_setmemo_repeat(&func_sets_, &cudart_api, "functions", key, value)) {
+        if (apigen_tracing())
+            apigen_trace("cudaFuncSetAttribute(func=%#llx, attr=%d, value=%d) = 0 [cached, the value it has, 0 us]",
+                         (unsigned long long)(uintptr_t)func, (int)attr, value);
+        return cudaSuccess;
     }
-FUNC_SET_ATTRIBUTE(cudaFuncSetAttribute)
+    cudaError_t e = cudart_fwd_cudaFuncSetAttribute(func, attr, value);
+    if (e == cudaSuccess) cudart_launch_forget(cudart_map_host(func));
+    apigen_setmemo_note(&func_sets_, &cudart_api, "functions", key, value,
+                        func && known && e == cudaSuccess);
+    return e;
+}
 
 APIGEN_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
 {

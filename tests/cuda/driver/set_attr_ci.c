@@ -16,15 +16,18 @@ static const CUfunction_attribute max_dyn = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED
 
 static void set_kernel(const char *what, CUkernel k, CUdevice d, int v)
 {
-    printf("%s: cuKernelSetAttribute(%d) %d\n", what, v, (int)cuKernelSetAttribute(max_dyn, v, k, d));
+    printf("%s: cuKernelSetAttribute(%d) %d\n", what, v,
+           (int)cuKernelSetAttribute(max_dyn, v, k, d));
 }
 
 static void show(const char *what, CUkernel k, CUfunction f, CUdevice d)
 {
     int kv = -1, fv = -1, blocks = -1;
-    CUresult ke = cuKernelGetAttribute(&kv, max_dyn, k, d), fe = cuFuncGetAttribute(&fv, max_dyn, f);
+    CUresult ke = cuKernelGetAttribute(&kv, max_dyn, k, d),
+             fe = cuFuncGetAttribute(&fv, max_dyn, f);
     CUresult oe = cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 65536);
-    printf("  %s: kernel's limit %d (%d), function's %d (%d), 128 threads with 64 KiB: %d blocks (%d)\n",
+    printf("  %s: kernel's limit %d (%d), function's %d (%d), 128 threads with 64 KiB: %d blocks "
+           "(%d)\n",
            what, kv, (int)ke, fv, (int)fe, blocks, (int)oe);
 }
 
@@ -43,7 +46,8 @@ int main(void)
     }
     show("at first", k, f, d);
     set_kernel("a training step's set", k, d, 65536);
-    for (int i = 0; i < 5; i++) set_kernel("the next step's", k, d, 65536); /* kept 1-5 */
+    for (int i = 0; i < 5; i++)
+        set_kernel("the next step's", k, d, 65536); /* kept 1-5 */
     show("after six", k, f, d);
     set_kernel("another value", k, d, 98304);
     show("after it", k, f, d);
