@@ -24858,7 +24858,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+/* The forwarder of cuStreamIsCapturing: the spec's hand-written guest code exports cuStreamIsCapturing and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24910,7 +24911,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+/* The forwarder of cuStreamIsCapturing_ptsz: the spec's hand-written guest code exports cuStreamIsCapturing_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -97,6 +97,44 @@ APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS)
 }
 #endif
 
+/* ---- whether a stream captures, answered in the guest -------------------------------------- */
+CUresult cuda_fwd_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+CUresult cuda_fwd_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+
+/* NVIDIA's runtime asks cuStreamIsCapturing of the default stream once per
+ * PyTorch training step (one of its two round trips over the driver stub,
+ * H200 2026-11-27). No stream captures before this process began a capture
+ * (here, or through the runtime's stub: the family's mark), so the answer
+ * is CU_STREAM_CAPTURE_STATUS_NONE and success for a default stream (NULL,
+ * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) of the thread's current context,
+ * while the guest knows one current (thread state: any call that may end a
+ * context makes it unknown; APIGEN_CACHE=0 keeps none). A created stream,
+ * a thread with no context it knows, or any capture begun: the server is
+ * asked. As for every answer kept in the guest, a queued call's error is
+ * the next call's that reaches the server. */
+static bool no_capture_possible(CUstream s, const CUstreamCaptureStatus *status)
+{
+    uint64_t ctx = 0;
+    return status && (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) &&
+           !atomic_load(&captured_ever_) && !apigen_mark_get(APIGEN_CUDA_CAPTURE_MARK) &&
+           apigen_tstate_get(&cuda_api, 0, &ctx) && ctx;
+}
+
+#define IS_CAPTURING(name)                                                                         \
+    APIGEN_EXPORT CUresult name(CUstream hStream, CUstreamCaptureStatus *captureStatus)            \
+    {                                                                                              \
+        if (!no_capture_possible(hStream, captureStatus))                                          \
+            return cuda_fwd_##name(hStream, captureStatus);                                        \
+        *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;                                            \
+        if (apigen_tracing())                                                                      \
+            apigen_trace(#name "(hStream=%#llx, captureStatus=%#llx) = 0 [cached, 0 us]",          \
+                         (unsigned long long)(uintptr_t)hStream,                                   \
+                         (unsigned long long)(uintptr_t)captureStatus);                            \
+        return CUDA_SUCCESS;                                                                       \
+    }
+IS_CAPTURING(cuStreamIsCapturing)
+IS_CAPTURING(cuStreamIsCapturing_ptsz)
+
 /* queue_check.c: a synchronous copy may be refused while a capture is open */
 int apigen_cuda_captured_ever(void)
 {

@@ -778,12 +778,44 @@ FAKE CUresult cuStreamQuery(CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* one capture at a time (global mode): its stream says ACTIVE, the legacy
+ * stream may not be asked meanwhile (as the driver answers) */
+static CUstream capturing_;
+static pthread_mutex_t capture_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+FAKE CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    NEED_INIT();
+    if ((uintptr_t)s <= 2) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    pthread_mutex_lock(&capture_lock_);
+    CUresult e = capturing_ ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
+    if (!capturing_) capturing_ = s;
+    pthread_mutex_unlock(&capture_lock_);
+    return e;
+}
+
+FAKE CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    NEED_INIT();
+    if (!g) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&capture_lock_);
+    CUresult e = s && s == capturing_ ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
+    if (e == CUDA_SUCCESS) capturing_ = NULL;
+    pthread_mutex_unlock(&capture_lock_);
+    if (e == CUDA_SUCCESS && !(*g = calloc(1, 16))) e = CUDA_ERROR_OUT_OF_MEMORY;
+    return e;
+}
+
 FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *cs)
 {
-    (void)s;
     NEED_INIT();
     if (!cs) return CUDA_ERROR_INVALID_VALUE;
-    *cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    pthread_mutex_lock(&capture_lock_);
+    CUstream open = capturing_;
+    pthread_mutex_unlock(&capture_lock_);
+    if (open && (s == NULL || s == CU_STREAM_LEGACY)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    *cs = open && s == open ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,49 @@
+/* Whether the default stream captures, answered in the guest by the driver
+ * stub (specs/cuda/capture.c) until the process begins a capture:
+ * tests/cuda/settle_ci.sh runs this natively and forwarded over the stand-in
+ * driver (tests/cuda/driver/fake_driver.c: one capture at a time, the legacy
+ * stream refused while it is open), requires the same output, and counts the
+ * cuStreamIsCapturing calls answered in the guest (marked "kept"): a default
+ * stream of a context the guest knows current; a created stream, no known
+ * context, and everything after a capture begins go to the driver. */
+#include <stdio.h>
+
+#include <cuda.h>
+
+static void ask(const char *what, CUstream s)
+{
+    CUstreamCaptureStatus st = (CUstreamCaptureStatus)-1;
+    CUresult e = cuStreamIsCapturing(s, &st);
+    printf("%s: %d, status %d\n", what, (int)e, e == CUDA_SUCCESS ? (int)st : -1);
+}
+
+int main(void)
+{
+    CUdevice d;
+    CUcontext c;
+    CUstream s;
+    CUgraph g;
+    if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
+        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
+        printf("setup failed\n");
+        return 1;
+    }
+    for (int i = 0; i < 5; i++)
+        ask("the legacy stream, NULL", NULL);          /* kept 1-5 */
+    ask("CU_STREAM_LEGACY", CU_STREAM_LEGACY);         /* kept 6 */
+    ask("CU_STREAM_PER_THREAD", CU_STREAM_PER_THREAD); /* kept 7 */
+    ask("a created stream", s);
+    printf("cuCtxSetCurrent(NULL): %d\n", (int)cuCtxSetCurrent(NULL));
+    ask("no context the guest knows", NULL);
+    printf("cuCtxSetCurrent(primary): %d\n", (int)cuCtxSetCurrent(c));
+    ask("the legacy stream again", NULL); /* kept 8 */
+    printf("cuStreamBeginCapture: %d\n",
+           (int)cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ask("the capturing stream", s);
+    ask("the legacy stream while it captures", NULL);
+    ask("CU_STREAM_PER_THREAD while it captures", CU_STREAM_PER_THREAD);
+    printf("cuStreamEndCapture: %d\n", (int)cuStreamEndCapture(s, &g));
+    ask("the legacy stream after the capture", NULL); /* asked: a capture was begun */
+    ask("the created stream after it", s);
+    return 0;
+}
