@@ -1223,6 +1223,21 @@ static void lanes_ahead_adopt(gthr *t, rt_lanes *L, bool needed)
     free(a);
 }
 
+/* A reply's bulk comes on lanes: the server took them as soon as they had
+ * all joined, which may be before this thread's flushes adopted them (a
+ * large read right after the allocation that opened them ahead: a launch,
+ * then the result read back). They are adopted now, waiting for the rest of
+ * their handshakes; the reader then finds them started. */
+static void lanes_ahead_for_reply(gthr *t)
+{
+    tlock_take(&t->mu);
+    t->locked = true;
+    rt_lanes *L = rt_lanes_of(t->conn);
+    if (t->ahead && L && !rt_lanes_started(L))
+        lanes_ahead_adopt(t, L, true);
+    unlock_thr(t);
+}
+
 /* At thread exit: the opener is waited for and its connections closed. In
  * a fork child (another gen) the opener thread is not there: only closed. */
 static void lanes_ahead_drop(gthr *t)
@@ -1638,6 +1653,8 @@ static apigen_status call_sync(apigen_call *c)
             return c->status = APIGEN_LOST;
         }
         t->tr_down += APIGEN_FRAME_HDR_SIZE + (uint64_t)h.payload_len; /* read only when tracing */
+        if (h.flags & APIGEN_F_LANES)
+            lanes_ahead_for_reply(t);
         if (h.flags & APIGEN_F_OUTPUT) { /* what the session printed: ours to print first */
             if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->wire_id ||
                 !take_output(t->conn, &h, have ? t->rbuf : NULL, g->reply_ms, err, sizeof err)) {

@@ -1,6 +1,6 @@
 /* exa_bulk: large copies both ways, for the bulk-data tests.
  *
- *   exa_bulk [MIB] [SECONDS]
+ *   exa_bulk [MIB] [SECONDS] [fill-first]
  *
  * Copies MIB (default 8) MiB of a pattern to the device and back with
  * exaMemcpy, through a buffer object with exaWriteBuffer / exaReadBuffer at
@@ -8,7 +8,11 @@
  * checksum per copy: the transcript is the same natively and forwarded. With
  * SECONDS, it prints "ready" and repeats the copies for that long (a test
  * kills a peer meanwhile); a failing call prints "first error: STATUS", the
- * status of one later call, and exits 1. Exit 2: wrong bytes. */
+ * status of one later call, and exits 1. Exit 2: wrong bytes. With
+ * fill-first, the new allocation is first filled on the device and read
+ * back at once (a launch, then a large read right after the allocation: the
+ * pattern of a program's first result; over tcp the reply's bulk may come
+ * while the lanes the allocation opened ahead are still joining). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "exa.h"
@@ -76,6 +80,13 @@ int main(int argc, char **argv)
         (st = exaCreateBuffer(ctx, n, &buf)) != EXA_SUCCESS ||
         (st = exaMalloc(&dev, n)) != EXA_SUCCESS)
         return failed(st);
+    if (argc > 3 && strcmp(argv[3], "fill-first") == 0) {
+        if ((st = exaLaunchFill(ctx, dev, 1.5f, n / sizeof(float))) != EXA_SUCCESS ||
+            (st = exaMemcpy(dst, dev, n, EXA_COPY_DEVICE_TO_HOST)) != EXA_SUCCESS)
+            return failed(st);
+        printf("%zu MiB filled with 1.5 on the device, read back at once: %016llx\n", mib,
+               (unsigned long long)fnv(dst, n));
+    }
     if (seconds > 0) {
         printf("ready\n");
         fflush(stdout);
