@@ -648,7 +648,7 @@ APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAt
         return cudaSuccess;
     }
     cudaError_t e = cudart_fwd_cudaFuncSetAttribute(func, attr, value);
-    if (e == cudaSuccess) cudart_launch_forget(cudart_map_host(func));
+    if (e == cudaSuccess) cudart_launch_forget((const void *)(uintptr_t)key[0]); /* the program's address */
     apigen_setmemo_note(&func_sets_, &cudart_api, "functions", key, value,
                         func && known && e == cudaSuccess);
     return e;
