@@ -96,10 +96,20 @@ int main(int argc, char **argv)
     CKRT(cudaMalloc((void **)&y, 64));
     CKRT(cudaMalloc(&ws, 64));
     float one = 1, zero = 0;
+    /* an algorithm that needs a workspace for these shapes (which one does
+     * depends on the library and the GPU) */
+    static const cudnnConvolutionFwdAlgo_t algos[] = {
+        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+        CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING, CUDNN_CONVOLUTION_FWD_ALGO_FFT,
+        CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+    cudnnConvolutionFwdAlgo_t algo = algos[0];
     size_t need = 0;
-    CK(cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                               &need));
-    printf("the algorithm needs a workspace: %s\n", need > 0 ? "yes" : "no");
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0] && need == 0; i++)
+        if (cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, algos[i], &need) == CUDNN_STATUS_SUCCESS)
+            algo = algos[i];
+        else
+            need = 0;
+    printf("an algorithm needs a workspace: %s\n", need > 0 ? "yes" : "no");
 
     /* handles and descriptors */
     show("forged handle (cudnnSetStream)", cudnnSetStream((cudnnHandle_t)(uintptr_t)0x1234, NULL));
@@ -128,8 +138,8 @@ int main(int argc, char **argv)
     /* workspaces */
     if (need > 0)
         show("workspace smaller than the algorithm needs",
-             or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                     ws, need - 1 < 64 ? need - 1 : 64, &zero, yd, y)));
+             or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws, need - 1 < 64 ? need - 1 : 64,
+                                                &zero, yd, y)));
     show("workspace size past its allocation (64 bytes, 1 MiB said)",
          or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws,
                                  1 << 20, &zero, yd, y)));
@@ -151,6 +161,14 @@ int main(int argc, char **argv)
     show("an attribute type no element type is known for",
          cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, (cudnnBackendAttributeType_t)999, 4, dims));
     CK(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims));
+    /* cuDNN answers attributes of finalized descriptors only */
+    int64_t strides[4] = {16, 16, 4, 1}, uid = 9, align = 4;
+    cudnnDataType_t ft = CUDNN_DATA_FLOAT;
+    CK(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides));
+    CK(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid));
+    CK(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align));
+    CK(cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &ft));
+    CK(cudnnBackendFinalize(t));
     cudnnStatus_t s = cudnnBackendGetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 2, &n, got);
     show("fewer elements asked than the attribute has", s);
     printf("  count said %lld; elements past the 2 asked untouched: %s\n", (long long)n,

@@ -6,9 +6,13 @@
  * cuGetProcAddress hands out its own forwarding functions; they share the
  * runtime stub's session, so a pointer the runtime gives a program (PyTorch
  * asks for cuDeviceGet, cuMemCreate, ... this way) reaches the same GPU,
- * streams and memory. A libcuda.so.1 that is not apigen's (NVIDIA's driver on
- * the guest machine) is never used: a guest does not touch a local GPU; the
- * call then fails with cudaErrorNotSupported and one log line. */
+ * streams and memory, when the server serves the driver too
+ * (apigen-server-cuda-family; a runtime-only apigen-server-cudart refuses the
+ * driver's API: its functions then fail with CUDA_ERROR_DEVICE_UNAVAILABLE,
+ * 46, and one log line; tests/gpu/run-all.sh, `modern`). A libcuda.so.1 that
+ * is not apigen's (NVIDIA's driver on the guest machine) is never used: a
+ * guest does not touch a local GPU; the call then fails with
+ * cudaErrorNotSupported and one log line. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

@@ -190,6 +190,8 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
     void *all;
     unsigned int n = 0;
     nvmlReturn_t r = whole_list(l, &all, &n);
+    if (r == l->empty && r != NVML_SUCCESS) /* no sample at all: the room decides, below */
+        r = NVML_SUCCESS, n = 0;
     if (r != NVML_SUCCESS) {
         free(all);
         if (r == NVML_ERROR_INSUFFICIENT_SIZE) *count = n; /* still growing: ask again */
@@ -241,11 +243,13 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
     free(all);
     unsigned int room = out ? *count : 0;
     *count = (unsigned int)m;
-    if (m == 0) r = l->empty;
-    else if (need > room && need >= m) {
+    /* the library's room first: with room for 8 and no sample at all, driver
+     * 580 answers INSUFFICIENT_SIZE, not NOT_FOUND (H200, 2026-11-28) */
+    if (need > room && need >= m) {
         *count = need;
         r = NVML_ERROR_INSUFFICIENT_SIZE;
-    } else if (m > room) r = NVML_ERROR_INSUFFICIENT_SIZE;
+    } else if (m == 0) r = l->empty;
+    else if (m > room) r = NVML_ERROR_INSUFFICIENT_SIZE;
     else memcpy(out, seen, m * l->elem);
     free(seen);
     return r;

@@ -543,10 +543,12 @@ EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, 
         }
         return OK;
     }
+    if (!b->finalized) return CUDNN_STATUS_NOT_INITIALIZED; /* cuDNN 9 (H200, 2026-11-28) */
     attr *a = find(b, n);
     if (!a) return CUDNN_STATUS_NOT_SUPPORTED;
     if (a->type != t) return BAD;
-    *count = a->count;
+    /* cuDNN 9 counts the elements it wrote when asked for fewer (H200) */
+    *count = req > 0 && req < a->count ? req : a->count;
     memcpy(el, a->bytes, (size_t)(req < a->count ? req : a->count) * elem_size(t));
     return OK;
 }

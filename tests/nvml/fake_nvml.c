@@ -372,7 +372,8 @@ EXPORT nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t d, unsigned int pi
 /* Utilization samples: one per running process, at time 1000. As NVML, the
  * room asked is the sample buffer's (SAMPLE_ROOM, 72 on an H200), not the
  * samples': a caller with less room gets NVML_ERROR_INSUFFICIENT_SIZE even
- * when the samples would fit. */
+ * when the samples would fit, or when there is none (driver 580, H200:
+ * room for 8 and no process, INSUFFICIENT_SIZE; NOT_FOUND only with room). */
 #define SAMPLE_ROOM(have) ((have) > 6 ? (have) : 6u)
 EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *u,
                                                    unsigned int *n, unsigned long long since)
@@ -381,9 +382,9 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessU
     if (r == NVML_SUCCESS && !n) r = NVML_ERROR_INVALID_ARGUMENT;
     if (r != NVML_SUCCESS) return r;
     unsigned pids[MAXPROCS], have = since < 1000 ? running(d, pids) : 0, cap = *n;
-    if (!have) return NVML_ERROR_NOT_FOUND;
     *n = SAMPLE_ROOM(have);
     if (!u || cap < *n) return NVML_ERROR_INSUFFICIENT_SIZE;
+    if (!have) return NVML_ERROR_NOT_FOUND;
     *n = have;
     for (unsigned i = 0; i < have; i++)
         u[i] = (nvmlProcessUtilizationSample_t){.pid = pids[i], .timeStamp = 1000, .smUtil = 5, .memUtil = 2};
@@ -515,10 +516,10 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlPr
     if (r != NVML_SUCCESS) return r;
     if (u->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     unsigned pids[MAXPROCS], have = u->lastSeenTimeStamp < 1000 ? running(d, pids) : 0;
-    if (!have) return NVML_ERROR_NOT_FOUND;
     unsigned cap = u->processSamplesCount;
     u->processSamplesCount = SAMPLE_ROOM(have);
     if (!u->procUtilArray || cap < u->processSamplesCount) return NVML_ERROR_INSUFFICIENT_SIZE;
+    if (!have) return NVML_ERROR_NOT_FOUND;
     u->processSamplesCount = have;
     for (unsigned i = 0; i < have; i++) {
         memset(&u->procUtilArray[i], 0, sizeof u->procUtilArray[i]);
