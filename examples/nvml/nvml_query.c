@@ -185,9 +185,11 @@ static void device(unsigned i)
         for (unsigned k = 0; r == NVML_SUCCESS && k < l.numProcArrayEntries && k < 8; k++)
             printf("    pid %u\n", pd[k].pid);
     }
+    /* room for 4: less than NVML's sample buffer (72 on an H200, 6 in the
+     * fake), so INSUFFICIENT_SIZE even with no process on the GPU */
     nvmlProcessUtilizationInfo_v1_t pu[8];
     nvmlProcessesUtilizationInfo_t ui = {.version = nvmlProcessesUtilizationInfo_v1,
-                                         .processSamplesCount = 8, .procUtilArray = pu};
+                                         .processSamplesCount = 4, .procUtilArray = pu};
     r = nvmlDeviceGetProcessesUtilizationInfo(d, &ui);
     printf("  process utilization: %d (%s) count %u\n", (int)r, nvmlErrorString(r),
            r == NVML_SUCCESS ? ui.processSamplesCount : 0);
