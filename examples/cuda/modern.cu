@@ -105,6 +105,23 @@ __global__ void spin_ms(long long cycles)
     }
 }
 
+/* A graph captured from s: an allocation of n ints, filled with v + i,
+ * copied to res, freed in the graph when free_in_graph. */
+static cudaGraph_t capture_alloc_fill(cudaStream_t s, cudaStreamCaptureMode mode, int *res, int n,
+                                      int v, bool free_in_graph)
+{
+    cudaGraph_t g;
+    int *tmp = nullptr;
+    CHECK(cudaStreamBeginCapture(s, mode));
+    CHECK(cudaMallocAsync(&tmp, n * sizeof(int), s));
+    fill<<<(n + 255) / 256, 256, 0, s>>>(tmp, n, v);
+    CHECK(cudaMemcpyAsync(res, tmp, n * sizeof(int), cudaMemcpyDeviceToDevice, s));
+    if (free_in_graph)
+        CHECK(cudaFreeAsync(tmp, s));
+    CHECK(cudaStreamEndCapture(s, &g));
+    return g;
+}
+
 static void stream_ordered(cudaStream_t s)
 {
     cudaMemPool_t pool;
@@ -116,7 +133,8 @@ static void stream_ordered(cudaStream_t s)
     CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
     thr = 0;
     CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
-    std::printf("default pool release threshold set: %s\n", thr == UINT64_MAX ? "UINT64_MAX" : "other");
+    std::printf("default pool release threshold set: %s\n",
+                thr == UINT64_MAX ? "UINT64_MAX" : "other");
 
     const int n = 1 << 18;
     int *host = nullptr;
@@ -133,7 +151,8 @@ static void stream_ordered(cudaStream_t s)
         for (int i = 0; i < n; i += 4099)
             all = all && host[i] == round + i;
     }
-    std::printf("8 rounds of cudaMallocAsync, fill, copy back, cudaFreeAsync: %s\n", all ? "right" : "WRONG");
+    std::printf("8 rounds of cudaMallocAsync, fill, copy back, cudaFreeAsync: %s\n",
+                all ? "right" : "WRONG");
     uint64_t used = 0, reserved = 0;
     CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
     CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
@@ -161,7 +180,8 @@ static void stream_ordered(cudaStream_t s)
     CHECK(cudaMemcpyAsync(hv.data(), f, 1000 * sizeof(float), cudaMemcpyDeviceToHost, s));
     CHECK(cudaFreeAsync(f, s));
     CHECK(cudaStreamSynchronize(s));
-    std::printf("own pool: scaled values %s (hv[999] = %.1f)\n", hv[10] == 5.0f ? "right" : "WRONG", hv[999]);
+    std::printf("own pool: scaled values %s (hv[999] = %.1f)\n", hv[10] == 5.0f ? "right" : "WRONG",
+                hv[999]);
     cudaMemPool_t cur;
     CHECK(cudaDeviceGetMemPool(&cur, 0));
     std::printf("the device's current pool is the default one: %s\n", cur == pool ? "yes" : "no");
@@ -177,17 +197,10 @@ static void stream_ordered(cudaStream_t s)
     /* allocation and free captured in a graph, the graph launched 3 times
      * (its result copied to device memory: a captured copy to host memory
      * is capture_copy's subject) */
-    cudaGraph_t g;
     cudaGraphExec_t ge;
     int *res = nullptr;
     CHECK(cudaMalloc(&res, 4096 * sizeof(int)));
-    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    int *gd = nullptr;
-    CHECK(cudaMallocAsync(&gd, 4096 * sizeof(int), s));
-    fill<<<16, 256, 0, s>>>(gd, 4096, 7);
-    CHECK(cudaMemcpyAsync(res, gd, 4096 * sizeof(int), cudaMemcpyDeviceToDevice, s));
-    CHECK(cudaFreeAsync(gd, s));
-    CHECK(cudaStreamEndCapture(s, &g));
+    cudaGraph_t g = capture_alloc_fill(s, cudaStreamCaptureModeGlobal, res, 4096, 7, true);
     size_t nodes = 0;
     CHECK(cudaGraphGetNodes(g, nullptr, &nodes));
     std::printf("captured graph: %zu nodes\n", nodes);
@@ -218,8 +231,8 @@ static void occupancy_and_cooperative(cudaStream_t s, const cudaDeviceProp &prop
     std::printf("grid_sum: %d blocks of 256 per SM\n", per_sm);
     cudaFuncAttributes fa;
     CHECK(cudaFuncGetAttributes(&fa, grid_sum));
-    std::printf("grid_sum attributes: max threads per block %d, static shared %zu bytes\n", fa.maxThreadsPerBlock,
-                fa.sharedSizeBytes);
+    std::printf("grid_sum attributes: max threads per block %d, static shared %zu bytes\n",
+                fa.maxThreadsPerBlock, fa.sharedSizeBytes);
 
     int coop = 0;
     CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
@@ -245,7 +258,8 @@ static void occupancy_and_cooperative(cudaStream_t s, const cudaDeviceProp &prop
         want += i;
     std::printf("cooperative grid sum over every SM: %s\n", (int)want == sum ? "right" : "WRONG");
     /* more blocks than can be resident at once: refused */
-    cudaError_t e = cudaLaunchCooperativeKernel((void *)grid_sum, dim3(blocks * 4 + 1), dim3(256), args, 0, s);
+    cudaError_t e =
+        cudaLaunchCooperativeKernel((void *)grid_sum, dim3(blocks * 4 + 1), dim3(256), args, 0, s);
     std::printf("cooperative launch too large: %s\n", cudaGetErrorName(e));
     (void)cudaGetLastError();
     CHECK(cudaStreamSynchronize(s));
@@ -287,7 +301,8 @@ static void launch_ex(cudaStream_t s, const cudaDeviceProp &prop)
         cfg.gridDim = dim3(3);
         cudaError_t e = cudaLaunchKernelEx(&cfg, cluster_ranks, d);
         cudaError_t e2 = cudaStreamSynchronize(s);
-        std::printf("a grid of 3 in clusters of 2: %s, then %s\n", cudaGetErrorName(e), cudaGetErrorName(e2));
+        std::printf("a grid of 3 in clusters of 2: %s, then %s\n", cudaGetErrorName(e),
+                    cudaGetErrorName(e2));
         (void)cudaGetLastError();
     }
     CHECK(cudaFree(d));
@@ -343,8 +358,9 @@ static void limits_and_priorities()
     for (int r = 0; r < 37; r++)
         for (int c = 0; c < 100; c++)
             right = right && back[r * 100 + c] == (r < 30 && c < 60 ? src[r * 100 + c] : 0.0f);
-    std::printf("2D memset and sub-rectangle copy: %s (fnv %016llx)\n", right ? "right" : "WRONG",
-                (unsigned long long)fnv((const unsigned char *)back.data(), back.size() * sizeof(float)));
+    std::printf(
+        "2D memset and sub-rectangle copy: %s (fnv %016llx)\n", right ? "right" : "WRONG",
+        (unsigned long long)fnv((const unsigned char *)back.data(), back.size() * sizeof(float)));
     CHECK(cudaFree(dm));
     CHECK(cudaStreamDestroy(ps));
 }
@@ -362,7 +378,8 @@ static void smem_errors_queries(cudaStream_t s, const cudaDeviceProp &prop)
         CHECK(cudaFuncSetAttribute(big_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
         cudaFuncAttributes fa;
         CHECK(cudaFuncGetAttributes(&fa, big_smem));
-        std::printf("after cudaFuncSetAttribute: max dynamic shared %d bytes\n", fa.maxDynamicSharedSizeBytes);
+        std::printf("after cudaFuncSetAttribute: max dynamic shared %d bytes\n",
+                    fa.maxDynamicSharedSizeBytes);
         big_smem<<<1, 256, bytes, s>>>(out, n);
         CHECK(cudaGetLastError());
         int h = 0;
@@ -376,7 +393,8 @@ static void smem_errors_queries(cudaStream_t s, const cudaDeviceProp &prop)
     spin_ms<<<1, 2048, 0, s>>>(1);
     e = cudaGetLastError();
     cudaError_t again = cudaGetLastError();
-    std::printf("2048 threads per block: %s, then %s\n", cudaGetErrorName(e), cudaGetErrorName(again));
+    std::printf("2048 threads per block: %s, then %s\n", cudaGetErrorName(e),
+                cudaGetErrorName(again));
 
     /* cudaStreamQuery while a ~20 ms kernel runs, then after it */
     CHECK(cudaStreamSynchronize(s));
@@ -408,7 +426,9 @@ static void smem_errors_queries(cudaStream_t s, const cudaDeviceProp &prop)
         CHECK(cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &back));
         std::printf("access policy window read back: %s, hit ratio %.2f\n",
                     back.accessPolicyWindow.base_ptr == (void *)win &&
-                            back.accessPolicyWindow.num_bytes == (1u << 20) ? "same window" : "OTHER",
+                            back.accessPolicyWindow.num_bytes == (1u << 20)
+                        ? "same window"
+                        : "OTHER",
                     back.accessPolicyWindow.hitRatio);
         fill<<<64, 256, 0, s>>>(win, 1 << 18, 1);
         CHECK(cudaStreamSynchronize(s));
@@ -419,16 +439,11 @@ static void smem_errors_queries(cudaStream_t s, const cudaDeviceProp &prop)
     }
 
     /* a graph instantiated to free its allocations on launch, uploaded first */
-    cudaGraph_t g;
     cudaGraphExec_t ge;
     int *res = nullptr;
     CHECK(cudaMalloc(&res, 1024 * sizeof(int)));
-    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    int *tmp = nullptr;
-    CHECK(cudaMallocAsync(&tmp, 1024 * sizeof(int), s));
-    fill<<<4, 256, 0, s>>>(tmp, 1024, 40);
-    CHECK(cudaMemcpyAsync(res, tmp, 1024 * sizeof(int), cudaMemcpyDeviceToDevice, s));
-    CHECK(cudaStreamEndCapture(s, &g)); /* tmp not freed: AutoFreeOnLaunch frees it */
+    /* the allocation not freed in the graph: AutoFreeOnLaunch frees it */
+    cudaGraph_t g = capture_alloc_fill(s, cudaStreamCaptureModeThreadLocal, res, 1024, 40, false);
     CHECK(cudaGraphInstantiateWithFlags(&ge, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
     CHECK(cudaGraphUpload(ge, s));
     int h[1024];
@@ -447,7 +462,8 @@ static void smem_errors_queries(cudaStream_t s, const cudaDeviceProp &prop)
     /* the driver's own entry point through the runtime */
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;
-    CHECK(cudaGetDriverEntryPointByVersion("cuDriverGetVersion", &fn, 12000, cudaEnableDefault, &q));
+    CHECK(
+        cudaGetDriverEntryPointByVersion("cuDriverGetVersion", &fn, 12000, cudaEnableDefault, &q));
     int v = 0;
     int rc = fn ? ((int (*)(int *))fn)(&v) : -1;
     int rv = 0;

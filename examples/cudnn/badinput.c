@@ -105,7 +105,8 @@ int main(int argc, char **argv)
     cudnnConvolutionFwdAlgo_t algo = algos[0];
     size_t need = 0;
     for (size_t i = 0; i < sizeof algos / sizeof algos[0] && need == 0; i++)
-        if (cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, algos[i], &need) == CUDNN_STATUS_SUCCESS)
+        if (cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, algos[i], &need) ==
+            CUDNN_STATUS_SUCCESS)
             algo = algos[i];
         else
             need = 0;
@@ -138,8 +139,8 @@ int main(int argc, char **argv)
     /* workspaces */
     if (need > 0)
         show("workspace smaller than the algorithm needs",
-             or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws, need - 1 < 64 ? need - 1 : 64,
-                                                &zero, yd, y)));
+             or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, algo, ws,
+                                                need - 1 < 64 ? need - 1 : 64, &zero, yd, y)));
     show("workspace size past its allocation (64 bytes, 1 MiB said)",
          or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws,
                                  1 << 20, &zero, yd, y)));

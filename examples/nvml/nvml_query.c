@@ -188,8 +188,8 @@ static void device(unsigned i)
     /* room for 4: less than NVML's sample buffer (72 on an H200, 6 in the
      * fake), so INSUFFICIENT_SIZE even with no process on the GPU */
     nvmlProcessUtilizationInfo_v1_t pu[8];
-    nvmlProcessesUtilizationInfo_t ui = {.version = nvmlProcessesUtilizationInfo_v1,
-                                         .processSamplesCount = 4, .procUtilArray = pu};
+    nvmlProcessesUtilizationInfo_t ui = {
+        .version = nvmlProcessesUtilizationInfo_v1, .processSamplesCount = 4, .procUtilArray = pu};
     r = nvmlDeviceGetProcessesUtilizationInfo(d, &ui);
     printf("  process utilization: %d (%s) count %u\n", (int)r, nvmlErrorString(r),
            r == NVML_SUCCESS ? ui.processSamplesCount : 0);
