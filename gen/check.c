@@ -1670,10 +1670,14 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
     if (oe && spec_string_list(oe, "out_on_error", c->d, c->a, &a->out_on_error,
                                &a->nout_on_error)) {
         const type_info *et = c->m->api.error_ty;
-        if ((a->kind != PK_OUT && a->kind != PK_INOUT) || a->elem != EK_BYTES)
+        /* a handle out travels back as NULL on those errors (the function
+         * sets it so: no handle to hand out) */
+        if ((a->kind != PK_OUT && a->kind != PK_INOUT) ||
+            (a->elem != EK_BYTES && !(a->kind == PK_OUT && a->elem == EK_HANDLE)))
             perr_note(x, oe->loc,
-                      "`out_on_error:` applies to out/inout pointers to plain data, not to a "
-                      "parameter of kind '%s'%s", param_kind_name(a->kind), "");
+                      "`out_on_error:` applies to out/inout pointers to plain data and to out "
+                      "handles, not to a parameter of kind '%s'%s",
+                      param_kind_name(a->kind), "");
         else if (!et || strcmp(x->fn->sig.ret->canonical_unqual, et->canonical_unqual) != 0)
             perr_note(x, oe->loc, "`out_on_error:` needs a function that returns the error type "
                       "'%s'%s", c->m->api.error_type ? c->m->api.error_type : "?", "");

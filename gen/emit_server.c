@@ -434,7 +434,8 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
      * left as it was otherwise), except the error_out parameter */
     int is_error_out = s->f->error_out && p->name && strcmp(s->f->error_out, p->name) == 0;
     if (a->nout_on_error && !is_error_out) {
-        /* out_on_error: the answer of some errors travels too (a size query) */
+        /* out_on_error: the answer of some errors travels too (a size query;
+         * a handle as NULL: its elements are put under ok_ alone) */
         strbuf ob = {0};
         sb_puts(&ob, "(ok_");
         for (size_t i = 0; i < a->nout_on_error; i++)

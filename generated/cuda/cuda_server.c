@@ -15015,7 +15015,7 @@ static void h_cuStreamEndCapture(apigen_call_ctx *cx)
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_phGraph) { /* phGraph */
-        k_ = ok_ ? n_phGraph : 0;
+        k_ = (ok_ || ret_ == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) ? n_phGraph : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && phGraph[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraph, (void *)(uintptr_t)phGraph[i_]) : 0)) return;
@@ -15049,7 +15049,7 @@ static void h_cuStreamEndCapture_ptsz(apigen_call_ctx *cx)
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_phGraph) { /* phGraph */
-        k_ = ok_ ? n_phGraph : 0;
+        k_ = (ok_ || ret_ == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) ? n_phGraph : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && phGraph[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraph, (void *)(uintptr_t)phGraph[i_]) : 0)) return;

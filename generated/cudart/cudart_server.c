@@ -12240,7 +12240,7 @@ static void h_cudaStreamEndCapture(apigen_call_ctx *cx)
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pGraph) { /* pGraph */
-        k_ = ok_ ? n_pGraph : 0;
+        k_ = (ok_ || ret_ == cudaErrorStreamCaptureInvalidated) ? n_pGraph : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && pGraph[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaGraph_t, (void *)(uintptr_t)pGraph[i_]) : 0)) return;
@@ -12274,7 +12274,7 @@ static void h_cudaStreamEndCapture_ptsz(apigen_call_ctx *cx)
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pGraph) { /* pGraph */
-        k_ = ok_ ? n_pGraph : 0;
+        k_ = (ok_ || ret_ == cudaErrorStreamCaptureInvalidated) ? n_pGraph : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && pGraph[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaGraph_t, (void *)(uintptr_t)pGraph[i_]) : 0)) return;

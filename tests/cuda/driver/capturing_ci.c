@@ -6,6 +6,7 @@
  * cuStreamIsCapturing calls answered in the guest (marked "kept"): a default
  * stream of a context the guest knows current; a created stream, no known
  * context, and everything after a capture begins go to the driver. */
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cuda.h>
@@ -45,5 +46,16 @@ int main(void)
     printf("cuStreamEndCapture: %d\n", (int)cuStreamEndCapture(s, &g));
     ask("the legacy stream after the capture", NULL); /* asked: a capture was begun */
     ask("the created stream after it", s);
+    /* a capture invalidated (its stream synchronized): the driver ends it
+     * with a NULL graph, which NVIDIA's runtime hands on to the program */
+    printf("cuStreamBeginCapture again: %d\n",
+           (int)cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    printf("cuStreamSynchronize of the capturing stream: %d\n", (int)cuStreamSynchronize(s));
+    g = (CUgraph)(uintptr_t)0x1234; /* what the caller's variable held */
+    CUresult e = cuStreamEndCapture(s, &g);
+    printf("cuStreamEndCapture of the invalidated capture: %d, graph %s\n", (int)e,
+           g == NULL                         ? "NULL"
+           : g == (CUgraph)(uintptr_t)0x1234 ? "left as it was"
+                                             : "another");
     return 0;
 }

@@ -12,6 +12,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
 #include <cuda.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -697,11 +698,12 @@ FAKE CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **par
                   c->blockDimZ, params, extra);
 }
 
+static CUresult capture_sync(CUstream s); /* below */
+
 FAKE CUresult cuStreamSynchronize(CUstream s)
 {
-    (void)s;
     NEED_INIT();
-    return CUDA_SUCCESS;
+    return capture_sync(s);
 }
 
 FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
@@ -779,9 +781,22 @@ FAKE CUresult cuStreamQuery(CUstream s)
 }
 
 /* one capture at a time (global mode): its stream says ACTIVE, the legacy
- * stream may not be asked meanwhile (as the driver answers) */
+ * stream may not be asked meanwhile (as the driver answers); synchronizing
+ * the capturing stream is refused and invalidates the capture, whose end
+ * then says so and gives a NULL graph */
 static CUstream capturing_;
+static bool capture_invalid_;
 static pthread_mutex_t capture_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+static CUresult capture_sync(CUstream s)
+{
+    pthread_mutex_lock(&capture_lock_);
+    bool refused = s && s == capturing_;
+    if (refused)
+        capture_invalid_ = true;
+    pthread_mutex_unlock(&capture_lock_);
+    return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
 
 FAKE CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {
@@ -801,7 +816,12 @@ FAKE CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
     if (!g) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&capture_lock_);
     CUresult e = s && s == capturing_ ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
-    if (e == CUDA_SUCCESS) capturing_ = NULL;
+    if (e == CUDA_SUCCESS) {
+        capturing_ = NULL;
+        if (capture_invalid_)
+            e = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, *g = NULL;
+        capture_invalid_ = false;
+    }
     pthread_mutex_unlock(&capture_lock_);
     if (e == CUDA_SUCCESS && !(*g = calloc(1, 16))) e = CUDA_ERROR_OUT_OF_MEMORY;
     return e;
