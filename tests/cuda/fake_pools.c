@@ -72,6 +72,14 @@ static void init_once(void)
     }
 }
 
+/* Takes lock_ (the caller unlocks) and gives pool's index, -1 if none. */
+static int lock_pool(cudaMemPool_t pool)
+{
+    pthread_mutex_lock(&lock_);
+    init_once();
+    return index_of(pool);
+}
+
 FAKE cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *pool, int device)
 {
     if (!pool)
@@ -117,9 +125,7 @@ FAKE cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPool
 
 FAKE cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)
 {
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = index_of(pool);
+    int i = lock_pool(pool);
     bool ok = i >= fake_ndev();
     if (ok)
         pools_[i].used = false;
@@ -129,9 +135,7 @@ FAKE cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)
 
 FAKE cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
 {
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = index_of(pool);
+    int i = lock_pool(pool);
     cudaError_t e = i < 0 || !value ? cudaErrorInvalidValue : cudaSuccess;
     if (e == cudaSuccess) {
         fake_pool *p = &pools_[i];
@@ -160,9 +164,7 @@ FAKE cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAtt
 
 FAKE cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
 {
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = index_of(pool);
+    int i = lock_pool(pool);
     cudaError_t e = i < 0 || !value ? cudaErrorInvalidValue : cudaSuccess;
     if (e == cudaSuccess) {
         fake_pool *p = &pools_[i];
@@ -248,9 +250,7 @@ FAKE cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t po
                                          cudaStream_t stream)
 {
     (void)stream;
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = index_of(pool);
+    int i = lock_pool(pool);
     pthread_mutex_unlock(&lock_);
     return i < 0 ? fake_fail(cudaErrorInvalidValue) : pool_alloc(p, size, i);
 }
@@ -276,9 +276,7 @@ FAKE cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
 
 FAKE cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep)
 {
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = index_of(pool);
+    int i = lock_pool(pool);
     if (i >= 0) {
         fake_pool *fp = &pools_[i];
         uint64_t floor = fp->in_use > keep ? fp->in_use : keep;
