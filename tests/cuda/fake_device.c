@@ -24,6 +24,7 @@
 
 #include "../../specs/cuda/pinned_chunks.h" /* the real driver's PORTABLE rule */
 #include "fake_devmem.h"
+#include "fake_stream.h"
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -230,10 +231,12 @@ FAKE cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream
  * memory of this process, a stream a distinct block */
 FAKE cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
-    (void)flags;
     if (!stream) return fail(cudaErrorInvalidValue);
-    if (!(*stream = block(64))) return fail(cudaErrorMemoryAllocation);
-    *(int *)(void *)*stream = current_; /* its device (fake_launch_limits.c: cudaStreamGetDevice) */
+    fake_stream *fs = block(sizeof *fs);
+    if (!fs)
+        return fail(cudaErrorMemoryAllocation);
+    *fs = (fake_stream){.device = current_, .flags = flags}; /* fake_stream.h */
+    *stream = (cudaStream_t)(void *)fs;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaStreamCreate(cudaStream_t *stream)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fake_stream.h"
+
 #define FAKE __attribute__((visibility("default")))
 
 cudaError_t fake_fail(cudaError_t e); /* fake_device.c: and the thread's last error */
@@ -321,28 +323,13 @@ FAKE cudaError_t cudaDeviceGetLimit(size_t *value, enum cudaLimit limit)
 }
 
 /* ---- stream priorities and attributes --------------------------------------- */
-#define MAX_STREAMS 64
-static struct {
-    cudaStream_t s;
-    int priority;
-    unsigned flags;
-    struct cudaAccessPolicyWindow window;
-} streams_[MAX_STREAMS];
+/* what fake_device.c's stream block holds; the default streams share one */
+static fake_stream default_stream_;
 
-static int stream_slot(cudaStream_t s, bool add) /* under lock_ */
+static fake_stream *stream_of(cudaStream_t s)
 {
-    int free_slot = -1;
-    for (int i = 0; i < MAX_STREAMS; i++) {
-        if (streams_[i].s == s)
-            return i;
-        if (!streams_[i].s && free_slot < 0)
-            free_slot = i;
-    }
-    if (!add || free_slot < 0)
-        return -1;
-    memset(&streams_[free_slot], 0, sizeof streams_[free_slot]);
-    streams_[free_slot].s = s;
-    return free_slot;
+    return s && s != cudaStreamLegacy && s != cudaStreamPerThread ? (fake_stream *)(void *)s
+                                                                  : &default_stream_;
 }
 
 FAKE cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
@@ -359,28 +346,16 @@ FAKE cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flag
     if (flags & ~cudaStreamNonBlocking)
         return fake_fail(cudaErrorInvalidValue);
     cudaError_t e = cudaStreamCreateWithFlags(s, flags); /* fake_device.c */
-    if (e != cudaSuccess)
-        return e;
-    pthread_mutex_lock(&lock_);
-    int i = stream_slot(*s, true);
-    if (i >= 0) {
-        memset(&streams_[i], 0, sizeof streams_[i]); /* a freed stream's block may come again */
-        streams_[i].s = *s;
-        streams_[i].priority = priority > 0 ? 0 : priority < -5 ? -5 : priority; /* clamped */
-        streams_[i].flags = flags;
-    }
-    pthread_mutex_unlock(&lock_);
-    return cudaSuccess;
+    if (e == cudaSuccess)
+        stream_of(*s)->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority; /* clamped */
+    return e;
 }
 
 FAKE cudaError_t cudaStreamGetPriority(cudaStream_t s, int *priority)
 {
     if (!priority)
         return fake_fail(cudaErrorInvalidValue);
-    pthread_mutex_lock(&lock_);
-    int i = stream_slot(s, false);
-    *priority = i >= 0 ? streams_[i].priority : 0;
-    pthread_mutex_unlock(&lock_);
+    *priority = stream_of(s)->priority;
     return cudaSuccess;
 }
 
@@ -388,10 +363,7 @@ FAKE cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int *flags)
 {
     if (!flags)
         return fake_fail(cudaErrorInvalidValue);
-    pthread_mutex_lock(&lock_);
-    int i = stream_slot(s, false);
-    *flags = i >= 0 ? streams_[i].flags : 0;
-    pthread_mutex_unlock(&lock_);
+    *flags = stream_of(s)->flags;
     return cudaSuccess;
 }
 
@@ -403,11 +375,9 @@ FAKE cudaError_t cudaStreamSetAttribute(cudaStream_t s, cudaStreamAttrID attr,
     if (value->accessPolicyWindow.hitRatio < 0 || value->accessPolicyWindow.hitRatio > 1)
         return fake_fail(cudaErrorInvalidValue);
     pthread_mutex_lock(&lock_);
-    int i = stream_slot(s, true);
-    if (i >= 0)
-        streams_[i].window = value->accessPolicyWindow;
+    stream_of(s)->window = value->accessPolicyWindow;
     pthread_mutex_unlock(&lock_);
-    return i >= 0 ? cudaSuccess : fake_fail(cudaErrorMemoryAllocation);
+    return cudaSuccess;
 }
 
 FAKE cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID attr,
@@ -415,11 +385,9 @@ FAKE cudaError_t cudaStreamGetAttribute(cudaStream_t s, cudaStreamAttrID attr,
 {
     if (!value || attr != cudaStreamAttributeAccessPolicyWindow)
         return fake_fail(cudaErrorInvalidValue);
-    pthread_mutex_lock(&lock_);
-    int i = stream_slot(s, false);
     memset(value, 0, sizeof *value);
-    if (i >= 0)
-        value->accessPolicyWindow = streams_[i].window;
+    pthread_mutex_lock(&lock_);
+    value->accessPolicyWindow = stream_of(s)->window;
     pthread_mutex_unlock(&lock_);
     return cudaSuccess;
 }
