@@ -49,6 +49,7 @@ CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, si
 CUresult cuda_host_library_get_managed(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetManaged */
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
+CUresult cuda_host_mem_alloc(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t bytesize); /* hand-written, in the spec's sources: wraps cuMemAlloc_v2 */
 CUresult cuda_host_get_device_pointer(apigen_call_ctx *cx, CUdeviceptr *pdptr, void *p, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuMemHostGetDevicePointer_v2 */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2 */
@@ -9485,7 +9486,7 @@ static void h_cuMemAlloc_v2(apigen_call_ctx *cx)
         if (dptr == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuMemAlloc_v2(dptr, bytesize);
+    ret_ = cuda_host_mem_alloc(cx, dptr, bytesize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_ && p_dptr) /* dptr: new device ranges of this client */

@@ -38,13 +38,15 @@ bool cudart_host_capturing(cudaStream_t stream, bool ptsz);
  * NSTAGE (issue 16: a first 4 MiB copy over tcp 6.9 ms, later ones 0.4).
  * Making them on a helper thread while the first copies went the plain way
  * was no faster: the pageable copy waited for the pinning (9.4 ms). */
+typedef struct stage_ahead stage_ahead;
 typedef struct stage_set {
     void *blk[NSTAGE]; /* NULL until a copy needs it */
     cudaEvent_t ev[NSTAGE];
     bool busy[NSTAGE]; /* a copy into or out of blk[i] may still run: wait on ev[i] */
     size_t size;       /* bytes per block */
     int device;
-    unsigned gen; /* the device's reset generation when they were made */
+    unsigned gen;       /* the device's reset generation when they were made */
+    stage_ahead *ahead; /* blocks being pinned on a helper thread (stage_ahead_start) */
 } stage_set;
 
 /* cudaDeviceReset frees the device's pinned blocks and events: a set made
@@ -61,10 +63,77 @@ static unsigned gen_of(int device)
 static pthread_key_t stage_key;
 static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
 
+/* Pinning ahead (issue 16): a device allocation of at least one chunk says
+ * large pageable copies are likely to come (the guest opens its lanes on the
+ * same sign), so the thread's blocks are pinned on a helper thread while the
+ * program goes on allocating and filling its buffers; the first copy then
+ * finds them made (a first 4 MiB copy over tcp paid ~2 ms of pinning, 2538
+ * us against 477 for a later one, H200 2026-11-27). The set's thread joins
+ * the helper before it touches the set (stage_ahead_take); a device reset
+ * waits for a helper that is pinning (ahead_mu_), so blocks are either made
+ * before it (freed by it) or after it. */
+struct stage_ahead {
+    pthread_t th;
+    int device;
+    int from, n; /* blocks from..n-1 of the set were missing */
+    size_t size;
+    unsigned gen; /* the device's reset generation when they were made */
+    void *blk[NSTAGE];
+    cudaEvent_t ev[NSTAGE];
+};
+
+static pthread_mutex_t ahead_mu_ = PTHREAD_MUTEX_INITIALIZER;
+
+static void *stage_ahead_main(void *arg)
+{
+    stage_ahead *a = arg;
+    pthread_mutex_lock(&ahead_mu_);
+    a->gen = gen_of(a->device);
+    if (cudaSetDevice(a->device) == cudaSuccess)
+        for (int i = a->from; i < a->n; i++) {
+            if (cudaHostAlloc(&a->blk[i], a->size, cudaHostAllocPortable) != cudaSuccess) {
+                a->blk[i] = NULL;
+                break;
+            }
+            if (cudaEventCreateWithFlags(&a->ev[i], cudaEventDisableTiming) != cudaSuccess) {
+                (void)cudaFreeHost(a->blk[i]);
+                a->blk[i] = NULL;
+                break;
+            }
+        }
+    pthread_mutex_unlock(&ahead_mu_);
+    return NULL;
+}
+
+/* Waits for s's helper and takes the blocks it made: into s when both are
+ * of the device's present generation, freed when only they are, left to the
+ * reset that freed them otherwise. */
+static void stage_ahead_take(stage_set *s)
+{
+    stage_ahead *a = s->ahead;
+    if (!a)
+        return;
+    pthread_join(a->th, NULL);
+    s->ahead = NULL;
+    bool live = a->gen == gen_of(a->device);
+    for (int i = a->from; i < a->n; i++) {
+        if (!a->blk[i])
+            continue;
+        if (live && s->gen == a->gen && !s->blk[i]) {
+            s->blk[i] = a->blk[i], s->ev[i] = a->ev[i];
+        } else if (live) {
+            (void)cudaEventDestroy(a->ev[i]);
+            (void)cudaFreeHost(a->blk[i]);
+        }
+    }
+    free(a);
+}
+
 static void stage_release(stage_set *s)
 {
     if (!s)
         return;
+    stage_ahead_take(s);
     if (s->gen == gen_of(s->device)) /* else the reset freed them */
         for (int i = 0; i < NSTAGE; i++) {
             if (s->busy[i])
@@ -105,10 +174,9 @@ static bool stage_block(stage_set *s, int i)
     return false;
 }
 
-/* The thread's staging set of chunk-byte blocks on the current device, its
- * block 0 made; NULL: none can be had (the caller copies through the
- * runtime). */
-static stage_set *stages(size_t chunk)
+/* The thread's staging set of chunk-byte blocks on the current device (its
+ * blocks made or not); NULL: none can be had. */
+static stage_set *stage_set_of(size_t chunk)
 {
     int dev = 0;
     pthread_once(&stage_once, stage_init);
@@ -123,7 +191,57 @@ static stage_set *stages(size_t chunk)
         s->size = chunk, s->device = dev, s->gen = gen_of(dev);
         (void)pthread_setspecific(stage_key, s);
     }
-    return stage_block(s, 0) ? s : NULL;
+    return s;
+}
+
+/* The thread's staging set, its block 0 made; NULL: none can be had (the
+ * caller copies through the runtime). */
+static stage_set *stages(size_t chunk)
+{
+    stage_set *s = stage_set_of(chunk);
+    if (s)
+        stage_ahead_take(s);
+    return s && stage_block(s, 0) ? s : NULL;
+}
+
+/* The spec's chunk of cudaMemcpy and cudaMemcpyAsync (cudart.yaml): blocks
+ * pinned ahead are of this size; a copy of another chunk makes its own. */
+#define STAGE_CHUNK ((size_t)4 << 20)
+
+/* After the thread's device allocation of bytes: the blocks a copy of that
+ * size would take turns on are pinned on a helper thread, unless they are
+ * made or being made already. */
+static void stage_ahead_start(size_t bytes)
+{
+    if (bytes < STAGE_CHUNK)
+        return;
+    stage_set *s = stage_set_of(STAGE_CHUNK);
+    if (!s || s->ahead)
+        return;
+    size_t want = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    int n = want < NSTAGE ? (int)want : NSTAGE, from = 0;
+    while (from < n && s->blk[from]) /* made already (copies make them in order) */
+        from++;
+    stage_ahead *a = from < n ? calloc(1, sizeof *a) : NULL;
+    if (!a)
+        return;
+    a->device = s->device, a->from = from, a->n = n, a->size = s->size;
+    if (pthread_create(&a->th, NULL, stage_ahead_main, a) != 0) {
+        free(a); /* the first copy makes them */
+        return;
+    }
+    s->ahead = a;
+}
+
+/* cudaMalloc's host wrap: the allocation, then the staging blocks of the
+ * copies it announces. */
+cudaError_t cudart_host_malloc(apigen_call_ctx *cx, void **devPtr, size_t size)
+{
+    (void)cx;
+    cudaError_t e = cudaMalloc(devPtr, size);
+    if (e == cudaSuccess)
+        stage_ahead_start(size);
+    return e;
 }
 
 /* How many blocks a copy of count bytes in pieces of chunk takes turns on: one per piece up to
@@ -141,9 +259,11 @@ static cudaError_t reset(cudaError_t (*fn)(void))
     int dev = -1;
     if (cudaGetDevice(&dev) != cudaSuccess)
         dev = -1;
+    pthread_mutex_lock(&ahead_mu_); /* not while a helper pins (stage_ahead_main) */
     cudaError_t e = fn();
     if (e == cudaSuccess && dev >= 0 && dev < MAX_DEVICES)
         atomic_fetch_add(&reset_gen_[dev], 1);
+    pthread_mutex_unlock(&ahead_mu_);
     return e;
 }
 
