@@ -38,9 +38,9 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasStatusText(cublasStatus_t status, int w
         ret_ = (cublasStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -99,9 +99,9 @@ APIGEN_EXPORT cublasStatus_t cublasAlloc(int n, int elemSize, void **devicePtr)
     }
     if (devicePtr != NULL && ret_ == CUBLAS_STATUS_SUCCESS) /* devicePtr: a device range of this call's server */
         apigen_dev_note(&cublas_api, call_.server, (uint64_t)(uintptr_t)*devicePtr, (uint64_t)(((n > 0) && (elemSize > 0)) ? ((size_t)n * elemSize) : (1)));
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -168,9 +168,9 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx(cublasHandle_t handle, int n, const vo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -237,9 +237,9 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx_64(cublasHandle_t handle, int64_t n, c
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -336,9 +336,9 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const vo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -435,9 +435,9 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx_64(cublasHandle_t handle, int64_t n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -559,9 +559,9 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -653,9 +653,9 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -761,9 +761,9 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -834,9 +834,9 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -917,9 +917,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm(cublasHandle_t handle, cublasSideMode_t
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1000,9 +1000,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm_64(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1108,9 +1108,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdotc_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1180,9 +1180,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdotc_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1291,9 +1291,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdotu_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1363,9 +1363,9 @@ APIGEN_EXPORT cublasStatus_t cublasCdotu_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1526,9 +1526,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1648,9 +1648,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1768,9 +1768,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam(cublasHandle_t handle, cublasOperation_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1888,9 +1888,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam_64(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1953,9 +1953,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2116,9 +2116,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m(cublasHandle_t handle, cublasOperatio
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2240,9 +2240,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched(cublasHandle_t handle, cublasO
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2364,9 +2364,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched_64(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2492,9 +2492,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx(cublasHandle_t handle, cublasOperat
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2620,9 +2620,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx_64(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2750,9 +2750,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched(cublasHandle_t handle, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2880,9 +2880,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched_64(cublasHandle_t handl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3002,9 +3002,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m_64(cublasHandle_t handle, cublasOpera
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3126,9 +3126,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3250,9 +3250,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3378,9 +3378,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx(cublasHandle_t handle, cublasOperatio
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3506,9 +3506,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx_64(cublasHandle_t handle, cublasOpera
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3636,9 +3636,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3766,9 +3766,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3888,9 +3888,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4010,9 +4010,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4169,9 +4169,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4289,9 +4289,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4415,9 +4415,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4541,9 +4541,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4659,9 +4659,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4777,9 +4777,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4837,9 +4837,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4976,9 +4976,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2(cublasHandle_t handle, int m, int n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5078,9 +5078,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2_64(cublasHandle_t handle, int64_t m,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5217,9 +5217,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2(cublasHandle_t handle, int m, int n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5319,9 +5319,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2_64(cublasHandle_t handle, int64_t m,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5399,9 +5399,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrfBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5482,9 +5482,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgetriBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5543,9 +5543,9 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5700,9 +5700,9 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5818,9 +5818,9 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5978,9 +5978,9 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6098,9 +6098,9 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6252,9 +6252,9 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6368,9 +6368,9 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6541,9 +6541,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6643,9 +6643,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6803,9 +6803,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6923,9 +6923,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7019,9 +7019,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7115,9 +7115,9 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7270,9 +7270,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7388,9 +7388,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7506,9 +7506,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7624,9 +7624,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7738,9 +7738,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7852,9 +7852,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7972,9 +7972,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8092,9 +8092,9 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8243,9 +8243,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8357,9 +8357,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8526,9 +8526,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8626,9 +8626,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8720,9 +8720,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8814,9 +8814,9 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8896,9 +8896,9 @@ APIGEN_EXPORT cublasStatus_t cublasCmatinvBatched(cublasHandle_t handle, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8973,9 +8973,9 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx(cublasHandle_t handle, int n, const vo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9050,9 +9050,9 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx_64(cublasHandle_t handle, int64_t n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9106,9 +9106,9 @@ APIGEN_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
     }
     if ((ret_ == CUBLAS_STATUS_SUCCESS) && handle != NULL) /* a new handle: its states' initial values */
         apigen_hstate_add(hs_cublasHandle_t_, 1, (uint64_t)(uintptr_t)*handle);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9245,9 +9245,9 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2(cublasHandle_t handle, int n, cuCompl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9353,9 +9353,9 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9516,9 +9516,9 @@ APIGEN_EXPORT cublasStatus_t cublasCrotg_v2(cublasHandle_t handle, cuComplex *a,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9634,9 +9634,9 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9722,9 +9722,9 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9864,9 +9864,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2(cublasHandle_t handle, int n, cuComp
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9972,9 +9972,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10090,9 +10090,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2(cublasHandle_t handle, int n, const
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10178,9 +10178,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2_64(cublasHandle_t handle, int64_t n
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10286,9 +10286,9 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2(cublasHandle_t handle, int n, cuComp
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10359,9 +10359,9 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10516,9 +10516,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10636,9 +10636,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10752,9 +10752,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10868,9 +10868,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10970,9 +10970,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11072,9 +11072,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11232,9 +11232,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11352,9 +11352,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11448,9 +11448,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11544,9 +11544,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11699,9 +11699,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11817,9 +11817,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11935,9 +11935,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12053,9 +12053,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12167,9 +12167,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12281,9 +12281,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12401,9 +12401,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12521,9 +12521,9 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12641,9 +12641,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12722,9 +12722,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12839,9 +12839,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12920,9 +12920,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13031,9 +13031,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13108,9 +13108,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13219,9 +13219,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13296,9 +13296,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13369,9 +13369,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtpttr(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13514,9 +13514,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13624,9 +13624,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13741,9 +13741,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13820,9 +13820,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13961,9 +13961,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched(cublasHandle_t handle, cublasSid
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14067,9 +14067,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14171,9 +14171,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14275,9 +14275,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14392,9 +14392,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14471,9 +14471,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14544,9 +14544,9 @@ APIGEN_EXPORT cublasStatus_t cublasCtrttp(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14650,9 +14650,9 @@ APIGEN_EXPORT cublasStatus_t cublasDasum_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14719,9 +14719,9 @@ APIGEN_EXPORT cublasStatus_t cublasDasum_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14846,9 +14846,9 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14940,9 +14940,9 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15048,9 +15048,9 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15121,9 +15121,9 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15204,9 +15204,9 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm(cublasHandle_t handle, cublasSideMode_t
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15287,9 +15287,9 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm_64(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15399,9 +15399,9 @@ APIGEN_EXPORT cublasStatus_t cublasDdot_v2(cublasHandle_t handle, int n, const d
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15471,9 +15471,9 @@ APIGEN_EXPORT cublasStatus_t cublasDdot_v2_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15519,9 +15519,9 @@ APIGEN_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* handle: its tracked states go */
         apigen_hstate_forget(hs_cublasHandle_t_, (uint64_t)(uintptr_t)handle);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15679,9 +15679,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15801,9 +15801,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15921,9 +15921,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam(cublasHandle_t handle, cublasOperation_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16041,9 +16041,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam_64(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16106,9 +16106,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16271,9 +16271,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16395,9 +16395,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16537,9 +16537,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched(cublasHandle_t handle, co
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16679,9 +16679,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16809,9 +16809,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16939,9 +16939,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17061,9 +17061,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17183,9 +17183,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17342,9 +17342,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17462,9 +17462,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17588,9 +17588,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17714,9 +17714,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17832,9 +17832,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17950,9 +17950,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18010,9 +18010,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18149,9 +18149,9 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2(cublasHandle_t handle, int m, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18251,9 +18251,9 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2_64(cublasHandle_t handle, int64_t m, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18331,9 +18331,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrfBatched(cublasHandle_t handle, int n, d
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18414,9 +18414,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgetriBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18475,9 +18475,9 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18557,9 +18557,9 @@ APIGEN_EXPORT cublasStatus_t cublasDmatinvBatched(cublasHandle_t handle, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18663,9 +18663,9 @@ APIGEN_EXPORT cublasStatus_t cublasDnrm2_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18732,9 +18732,9 @@ APIGEN_EXPORT cublasStatus_t cublasDnrm2_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18808,9 +18808,9 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx(cublasHandle_t handle, int n, const voi
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18881,9 +18881,9 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx_64(cublasHandle_t handle, int64_t n, co
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18954,9 +18954,9 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx(cublasHandle_t handle, int n, const vo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19027,9 +19027,9 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx_64(cublasHandle_t handle, int64_t n, c
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19166,9 +19166,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2(cublasHandle_t handle, int n, double 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19274,9 +19274,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19442,9 +19442,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrotg_v2(cublasHandle_t handle, double *a, do
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19576,9 +19576,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2(cublasHandle_t handle, int n, double
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19670,9 +19670,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19856,9 +19856,9 @@ APIGEN_EXPORT cublasStatus_t cublasDrotmg_v2(cublasHandle_t handle, double *d1, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20013,9 +20013,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20131,9 +20131,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20249,9 +20249,9 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20337,9 +20337,9 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20488,9 +20488,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20602,9 +20602,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20771,9 +20771,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20871,9 +20871,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20965,9 +20965,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21059,9 +21059,9 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21167,9 +21167,9 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2(cublasHandle_t handle, int n, double
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21240,9 +21240,9 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21397,9 +21397,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21517,9 +21517,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21671,9 +21671,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21787,9 +21787,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21960,9 +21960,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22062,9 +22062,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22222,9 +22222,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22342,9 +22342,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22438,9 +22438,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22534,9 +22534,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22685,9 +22685,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22799,9 +22799,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22919,9 +22919,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23039,9 +23039,9 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23159,9 +23159,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23240,9 +23240,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23357,9 +23357,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23438,9 +23438,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23549,9 +23549,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23626,9 +23626,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23737,9 +23737,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23814,9 +23814,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23887,9 +23887,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtpttr(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24032,9 +24032,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24142,9 +24142,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24259,9 +24259,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24338,9 +24338,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24479,9 +24479,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched(cublasHandle_t handle, cublasSid
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24585,9 +24585,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24689,9 +24689,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24793,9 +24793,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24910,9 +24910,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24989,9 +24989,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25062,9 +25062,9 @@ APIGEN_EXPORT cublasStatus_t cublasDtrttp(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25168,9 +25168,9 @@ APIGEN_EXPORT cublasStatus_t cublasDzasum_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25237,9 +25237,9 @@ APIGEN_EXPORT cublasStatus_t cublasDzasum_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25346,9 +25346,9 @@ APIGEN_EXPORT cublasStatus_t cublasDznrm2_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25415,9 +25415,9 @@ APIGEN_EXPORT cublasStatus_t cublasDznrm2_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25463,9 +25463,9 @@ APIGEN_EXPORT cublasStatus_t cublasFree(void *devicePtr)
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* devicePtr: its range is gone */
         apigen_dev_forget(&cublas_api, call_.server, (uint64_t)(uintptr_t)devicePtr);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25594,9 +25594,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOp
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25725,9 +25725,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cubla
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25854,9 +25854,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25983,9 +25983,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperat
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26130,9 +26130,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx(cublasHandle_t handle, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26280,9 +26280,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(cublasHandle_t handle
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26420,9 +26420,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26557,9 +26557,9 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26606,9 +26606,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasA
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26690,9 +26690,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetEmulationSpecialValuesSupport(cublasHandle
         ret_ = (cublasStatus_t)v_;
     }
     if (mask != NULL && !apigen_get_into(&call_.rd, mask, n_mask, NULL)) goto bad; /* mask */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26742,9 +26742,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetEmulationStrategy(cublasHandle_t handle, c
         ret_ = (cublasStatus_t)v_;
     }
     if (emulationStrategy != NULL && !apigen_get_into(&call_.rd, emulationStrategy, n_emulationStrategy, NULL)) goto bad; /* emulationStrategy */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26785,9 +26785,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetError(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26839,9 +26839,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaBitCountPointer
             mantissaBitCount[i_] = (int *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26888,9 +26888,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaBitOffset(cubla
         ret_ = (cublasStatus_t)v_;
     }
     if (mantissaBitOffset != NULL && !apigen_get_into(&call_.rd, mantissaBitOffset, n_mantissaBitOffset, NULL)) goto bad; /* mantissaBitOffset */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26940,9 +26940,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaControl(cublasH
         ret_ = (cublasStatus_t)v_;
     }
     if (mantissaControl != NULL && !apigen_get_into(&call_.rd, mantissaControl, n_mantissaControl, NULL)) goto bad; /* mantissaControl */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26992,9 +26992,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMaxMantissaBitCount(cub
         ret_ = (cublasStatus_t)v_;
     }
     if (maxMantissaBitCount != NULL && !apigen_get_into(&call_.rd, maxMantissaBitCount, n_maxMantissaBitCount, NULL)) goto bad; /* maxMantissaBitCount */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27053,9 +27053,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27121,9 +27121,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrix(int rows, int cols, int elemSize, c
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27188,9 +27188,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrixAsync(int rows, int cols, int elemSi
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27255,9 +27255,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrixAsync_64(int64_t rows, int64_t cols,
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27320,9 +27320,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrix_64(int64_t rows, int64_t cols, int6
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27378,9 +27378,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t handle, cubl
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27428,9 +27428,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, int *va
         ret_ = (cublasStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27480,9 +27480,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetSmCountTarget(cublasHandle_t handle, int *
         ret_ = (cublasStatus_t)v_;
     }
     if (smCountTarget != NULL && !apigen_get_into(&call_.rd, smCountTarget, n_smCountTarget, NULL)) goto bad; /* smCountTarget */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27540,9 +27540,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStrea
             streamId[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27604,9 +27604,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVector(int n, int elemSize, const void *x,
     } else {
         if (y != NULL && !apigen_get_into(&call_.rd, y, n_y, NULL)) goto bad; /* y */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27670,9 +27670,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVectorAsync(int n, int elemSize, const voi
     } else {
         if (hostPtr != NULL && !apigen_get_into(&call_.rd, hostPtr, n_hostPtr, NULL)) goto bad; /* hostPtr */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27736,9 +27736,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVectorAsync_64(int64_t n, int64_t elemSize
     } else {
         if (hostPtr != NULL && !apigen_get_into(&call_.rd, hostPtr, n_hostPtr, NULL)) goto bad; /* hostPtr */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27800,9 +27800,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVector_64(int64_t n, int64_t elemSize, con
     } else {
         if (y != NULL && !apigen_get_into(&call_.rd, y, n_y, NULL)) goto bad; /* y */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27846,9 +27846,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVersion(int *version)
         ret_ = (cublasStatus_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27898,9 +27898,9 @@ APIGEN_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *ver
         ret_ = (cublasStatus_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28018,9 +28018,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched(cublasHandle_t handle, cublasO
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28138,9 +28138,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched_64(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28264,9 +28264,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched(cublasHandle_t handle, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28390,9 +28390,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched_64(cublasHandle_t handl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28510,9 +28510,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched(cublasHandle_t handle, cublasO
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28630,9 +28630,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched_64(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28756,9 +28756,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched(cublasHandle_t handle, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28882,9 +28882,9 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched_64(cublasHandle_t handl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29004,9 +29004,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29128,9 +29128,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29252,9 +29252,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29382,9 +29382,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29512,9 +29512,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29634,9 +29634,9 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm_64(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29704,9 +29704,9 @@ APIGEN_EXPORT cublasStatus_t cublasIamaxEx(cublasHandle_t handle, int n, const v
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29774,9 +29774,9 @@ APIGEN_EXPORT cublasStatus_t cublasIamaxEx_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29844,9 +29844,9 @@ APIGEN_EXPORT cublasStatus_t cublasIaminEx(cublasHandle_t handle, int n, const v
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29914,9 +29914,9 @@ APIGEN_EXPORT cublasStatus_t cublasIaminEx_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30023,9 +30023,9 @@ APIGEN_EXPORT cublasStatus_t cublasIcamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30092,9 +30092,9 @@ APIGEN_EXPORT cublasStatus_t cublasIcamax_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30201,9 +30201,9 @@ APIGEN_EXPORT cublasStatus_t cublasIcamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30270,9 +30270,9 @@ APIGEN_EXPORT cublasStatus_t cublasIcamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30379,9 +30379,9 @@ APIGEN_EXPORT cublasStatus_t cublasIdamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30448,9 +30448,9 @@ APIGEN_EXPORT cublasStatus_t cublasIdamax_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30557,9 +30557,9 @@ APIGEN_EXPORT cublasStatus_t cublasIdamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30626,9 +30626,9 @@ APIGEN_EXPORT cublasStatus_t cublasIdamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30669,9 +30669,9 @@ APIGEN_EXPORT cublasStatus_t cublasInit(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30772,9 +30772,9 @@ APIGEN_EXPORT cublasStatus_t cublasIsamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30841,9 +30841,9 @@ APIGEN_EXPORT cublasStatus_t cublasIsamax_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30950,9 +30950,9 @@ APIGEN_EXPORT cublasStatus_t cublasIsamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31019,9 +31019,9 @@ APIGEN_EXPORT cublasStatus_t cublasIsamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31128,9 +31128,9 @@ APIGEN_EXPORT cublasStatus_t cublasIzamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31197,9 +31197,9 @@ APIGEN_EXPORT cublasStatus_t cublasIzamax_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31306,9 +31306,9 @@ APIGEN_EXPORT cublasStatus_t cublasIzamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31375,9 +31375,9 @@ APIGEN_EXPORT cublasStatus_t cublasIzamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31422,9 +31422,9 @@ APIGEN_EXPORT cublasStatus_t cublasLoggerConfigure(int logIsOn, int logToStdOut,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31491,9 +31491,9 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex(cublasHandle_t handle, int n, const vo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31560,9 +31560,9 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex_64(cublasHandle_t handle, int64_t n, c
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31673,9 +31673,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31786,9 +31786,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31899,9 +31899,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotgEx(cublasHandle_t handle, void *a, void *
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31998,9 +31998,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx(cublasHandle_t handle, int n, void *x,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32097,9 +32097,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx_64(cublasHandle_t handle, int64_t n, v
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32226,9 +32226,9 @@ APIGEN_EXPORT cublasStatus_t cublasRotmgEx(cublasHandle_t handle, void *d1, cuda
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32332,9 +32332,9 @@ APIGEN_EXPORT cublasStatus_t cublasSasum_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32401,9 +32401,9 @@ APIGEN_EXPORT cublasStatus_t cublasSasum_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32528,9 +32528,9 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32622,9 +32622,9 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32716,9 +32716,9 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const vo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32807,9 +32807,9 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx_64(cublasHandle_t handle, int64_t n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32913,9 +32913,9 @@ APIGEN_EXPORT cublasStatus_t cublasScasum_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32982,9 +32982,9 @@ APIGEN_EXPORT cublasStatus_t cublasScasum_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33091,9 +33091,9 @@ APIGEN_EXPORT cublasStatus_t cublasScnrm2_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33160,9 +33160,9 @@ APIGEN_EXPORT cublasStatus_t cublasScnrm2_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33268,9 +33268,9 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33341,9 +33341,9 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33424,9 +33424,9 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm(cublasHandle_t handle, cublasSideMode_t
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33507,9 +33507,9 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm_64(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33619,9 +33619,9 @@ APIGEN_EXPORT cublasStatus_t cublasSdot_v2(cublasHandle_t handle, int n, const f
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33691,9 +33691,9 @@ APIGEN_EXPORT cublasStatus_t cublasSdot_v2_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33738,9 +33738,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle, cublasA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33782,9 +33782,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetEmulationSpecialValuesSupport(cublasHandle
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33826,9 +33826,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetEmulationStrategy(cublasHandle_t handle, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33871,9 +33871,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaBitCountPointer
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33915,9 +33915,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaBitOffset(cubla
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33959,9 +33959,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaControl(cublasH
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34003,9 +34003,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMaxMantissaBitCount(cub
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34046,9 +34046,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34116,9 +34116,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34170,9 +34170,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrix(int rows, int cols, int elemSize, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34229,9 +34229,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrixAsync(int rows, int cols, int elemSi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34288,9 +34288,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrixAsync_64(int64_t rows, int64_t cols,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34345,9 +34345,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrix_64(int64_t rows, int64_t cols, int6
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34394,9 +34394,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* state pointer_mode of handle */
         apigen_hstate_set(hs_cublasHandle_t_, 1, (uint64_t)(uintptr_t)handle, 0, (int64_t)mode);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34438,9 +34438,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetSmCountTarget(cublasHandle_t handle, int s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34494,9 +34494,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStrea
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34547,9 +34547,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetVector(int n, int elemSize, const void *x,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34605,9 +34605,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetVectorAsync(int n, int elemSize, const voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34663,9 +34663,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetVectorAsync_64(int64_t n, int64_t elemSize
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34719,9 +34719,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetVector_64(int64_t n, int64_t elemSize, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34787,9 +34787,9 @@ APIGEN_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34947,9 +34947,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35069,9 +35069,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35189,9 +35189,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35309,9 +35309,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam_64(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35374,9 +35374,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35539,9 +35539,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35663,9 +35663,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35791,9 +35791,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperatio
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35919,9 +35919,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOpera
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36061,9 +36061,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched(cublasHandle_t handle, co
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36203,9 +36203,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36333,9 +36333,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36463,9 +36463,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36585,9 +36585,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36707,9 +36707,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36866,9 +36866,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36986,9 +36986,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37112,9 +37112,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37238,9 +37238,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37356,9 +37356,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37474,9 +37474,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37534,9 +37534,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37673,9 +37673,9 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2(cublasHandle_t handle, int m, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37775,9 +37775,9 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2_64(cublasHandle_t handle, int64_t m, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37855,9 +37855,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrfBatched(cublasHandle_t handle, int n, f
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37938,9 +37938,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgetriBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37999,9 +37999,9 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38042,9 +38042,9 @@ APIGEN_EXPORT cublasStatus_t cublasShutdown(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38118,9 +38118,9 @@ APIGEN_EXPORT cublasStatus_t cublasSmatinvBatched(cublasHandle_t handle, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38224,9 +38224,9 @@ APIGEN_EXPORT cublasStatus_t cublasSnrm2_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38293,9 +38293,9 @@ APIGEN_EXPORT cublasStatus_t cublasSnrm2_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38435,9 +38435,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2(cublasHandle_t handle, int n, float *
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38543,9 +38543,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38711,9 +38711,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrotg_v2(cublasHandle_t handle, float *a, flo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38845,9 +38845,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2(cublasHandle_t handle, int n, float 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38939,9 +38939,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39125,9 +39125,9 @@ APIGEN_EXPORT cublasStatus_t cublasSrotmg_v2(cublasHandle_t handle, float *d1, f
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39282,9 +39282,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39400,9 +39400,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39518,9 +39518,9 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39606,9 +39606,9 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39757,9 +39757,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39871,9 +39871,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40040,9 +40040,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40140,9 +40140,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40234,9 +40234,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40328,9 +40328,9 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40436,9 +40436,9 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2(cublasHandle_t handle, int n, float 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40509,9 +40509,9 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40666,9 +40666,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40786,9 +40786,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40940,9 +40940,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41056,9 +41056,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41229,9 +41229,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41331,9 +41331,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41491,9 +41491,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41611,9 +41611,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41707,9 +41707,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41803,9 +41803,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41954,9 +41954,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42068,9 +42068,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42188,9 +42188,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42308,9 +42308,9 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42428,9 +42428,9 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42509,9 +42509,9 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42626,9 +42626,9 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42707,9 +42707,9 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42818,9 +42818,9 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42895,9 +42895,9 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43006,9 +43006,9 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43083,9 +43083,9 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43156,9 +43156,9 @@ APIGEN_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43301,9 +43301,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43411,9 +43411,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43528,9 +43528,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43607,9 +43607,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43748,9 +43748,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched(cublasHandle_t handle, cublasSid
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43854,9 +43854,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43958,9 +43958,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44062,9 +44062,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44179,9 +44179,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44258,9 +44258,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44331,9 +44331,9 @@ APIGEN_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44408,9 +44408,9 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx(cublasHandle_t handle, int n, void *x,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44485,9 +44485,9 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx_64(cublasHandle_t handle, int64_t n, v
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44602,9 +44602,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched(cublasHandle_t handle, cublasO
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44722,9 +44722,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched_64(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44848,9 +44848,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched(cublasHandle_t handle, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44974,9 +44974,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched_64(cublasHandle_t handl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45094,9 +45094,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched(cublasHandle_t handle, cublasO
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45214,9 +45214,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched_64(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45340,9 +45340,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched(cublasHandle_t handle, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45466,9 +45466,9 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched_64(cublasHandle_t handl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45532,9 +45532,9 @@ APIGEN_EXPORT cublasStatus_t cublasUint8gemmBias(cublasHandle_t handle, cublasOp
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45682,9 +45682,9 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45776,9 +45776,9 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45884,9 +45884,9 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -45957,9 +45957,9 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46040,9 +46040,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm(cublasHandle_t handle, cublasSideMode_t
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46123,9 +46123,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm_64(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46231,9 +46231,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdotc_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46303,9 +46303,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdotc_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46414,9 +46414,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdotu_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46486,9 +46486,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdotu_v2_64(cublasHandle_t handle, int64_t n,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46628,9 +46628,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2(cublasHandle_t handle, int n, cuDoub
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46736,9 +46736,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46854,9 +46854,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2(cublasHandle_t handle, int n, const
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -46942,9 +46942,9 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2_64(cublasHandle_t handle, int64_t n
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47105,9 +47105,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47227,9 +47227,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47347,9 +47347,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47467,9 +47467,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam_64(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47532,9 +47532,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47695,9 +47695,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperatio
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47817,9 +47817,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOpera
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -47941,9 +47941,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48065,9 +48065,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48195,9 +48195,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48325,9 +48325,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48447,9 +48447,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48569,9 +48569,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48728,9 +48728,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched(cublasHandle_t handle, cublasOpe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48848,9 +48848,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -48974,9 +48974,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched(cublasHandle_t handle, cu
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49100,9 +49100,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched_64(cublasHandle_t handle,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49218,9 +49218,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2(cublasHandle_t handle, cublasOperati
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49336,9 +49336,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49396,9 +49396,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49535,9 +49535,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2(cublasHandle_t handle, int m, int n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49637,9 +49637,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2_64(cublasHandle_t handle, int64_t m,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49776,9 +49776,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2(cublasHandle_t handle, int m, int n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49878,9 +49878,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2_64(cublasHandle_t handle, int64_t m,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -49958,9 +49958,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrfBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50041,9 +50041,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgetriBatched(cublasHandle_t handle, int n, c
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50102,9 +50102,9 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50259,9 +50259,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50377,9 +50377,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50537,9 +50537,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50657,9 +50657,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50811,9 +50811,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -50927,9 +50927,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51100,9 +51100,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51202,9 +51202,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51362,9 +51362,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51482,9 +51482,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51578,9 +51578,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51674,9 +51674,9 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51825,9 +51825,9 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -51939,9 +51939,9 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52059,9 +52059,9 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52179,9 +52179,9 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52330,9 +52330,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52444,9 +52444,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52613,9 +52613,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52713,9 +52713,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52807,9 +52807,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52901,9 +52901,9 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -52983,9 +52983,9 @@ APIGEN_EXPORT cublasStatus_t cublasZmatinvBatched(cublasHandle_t handle, int n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53122,9 +53122,9 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2(cublasHandle_t handle, int n, cuDoubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53230,9 +53230,9 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53393,9 +53393,9 @@ APIGEN_EXPORT cublasStatus_t cublasZrotg_v2(cublasHandle_t handle, cuDoubleCompl
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53511,9 +53511,9 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2(cublasHandle_t handle, int n, const 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53599,9 +53599,9 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53707,9 +53707,9 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2(cublasHandle_t handle, int n, cuDoub
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53780,9 +53780,9 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2_64(cublasHandle_t handle, int64_t n,
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -53937,9 +53937,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54057,9 +54057,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54173,9 +54173,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54289,9 +54289,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54391,9 +54391,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54493,9 +54493,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54653,9 +54653,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54773,9 +54773,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54869,9 +54869,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -54965,9 +54965,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55116,9 +55116,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55230,9 +55230,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55350,9 +55350,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55470,9 +55470,9 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55590,9 +55590,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55671,9 +55671,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55788,9 +55788,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55869,9 +55869,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -55980,9 +55980,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56057,9 +56057,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56168,9 +56168,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56245,9 +56245,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56318,9 +56318,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtpttr(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56463,9 +56463,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56573,9 +56573,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56690,9 +56690,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56769,9 +56769,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -56910,9 +56910,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched(cublasHandle_t handle, cublasSid
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57016,9 +57016,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched_64(cublasHandle_t handle, cublas
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57120,9 +57120,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57224,9 +57224,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57341,9 +57341,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2(cublasHandle_t handle, cublasFillMod
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57420,9 +57420,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2_64(cublasHandle_t handle, cublasFill
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -57493,9 +57493,9 @@ APIGEN_EXPORT cublasStatus_t cublasZtrttp(cublasHandle_t handle, cublasFillMode_
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

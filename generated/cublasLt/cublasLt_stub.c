@@ -26,9 +26,9 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtLoggerForceDisable(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -148,9 +148,9 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -263,9 +263,9 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -314,9 +314,9 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtStatusText(cublasStatus_t status, int
         ret_ = (cublasStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -371,9 +371,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
             lightHandle[i_] = (cublasLtHandle_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -414,9 +414,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -468,9 +468,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t
             emulationDesc[i_] = (cublasLtEmulationDesc_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -511,9 +511,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -568,9 +568,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescGetAttribute(cublasLtEmulation
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -631,9 +631,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescSetAttribute(cublasLtEmulation
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -710,9 +710,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int *
         ret_ = (cublasStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -791,9 +791,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t *capacity
         ret_ = (cublasStatus_t)v_;
     }
     if (capacity != NULL && !apigen_get_into(&call_.rd, capacity, n_capacity, NULL)) goto bad; /* capacity */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -835,9 +835,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheSetCapacity(size_t capacity)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -876,9 +876,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerOpenFile(const char *logFile)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -935,9 +935,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetLevel(int level)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -976,9 +976,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetMask(int mask)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1035,9 +1035,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1102,9 +1102,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t lightHandl
         ret_ = (cublasStatus_t)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1164,9 +1164,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLt
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1220,9 +1220,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmul
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1308,9 +1308,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
     if (!cached_ && (ret_ == CUBLAS_STATUS_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1373,9 +1373,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(cublasLtHandle_t lightHand
     }
     if (algoIdsArray != NULL && !apigen_get_into(&call_.rd, algoIdsArray, n_algoIdsArray, NULL)) goto bad; /* algoIdsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1432,9 +1432,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1517,9 +1517,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1575,9 +1575,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* matmulDesc: gone, and what it held */
         apigen_contents_forget((uint64_t)(uintptr_t)matmulDesc);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1632,9 +1632,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1736,9 +1736,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1811,9 +1811,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1868,9 +1868,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* pref: gone, and what it held */
         apigen_contents_forget((uint64_t)(uintptr_t)pref);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1925,9 +1925,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmul
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2022,9 +2022,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2109,9 +2109,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2166,9 +2166,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* matLayout: gone, and what it held */
         apigen_contents_forget((uint64_t)(uintptr_t)matLayout);
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2223,9 +2223,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayo
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2324,9 +2324,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2380,9 +2380,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescCreate(cubl
             transformDesc[i_] = (cublasLtMatrixTransformDesc_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2434,9 +2434,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescDestroy(cub
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2491,9 +2491,9 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2566,9 +2566,9 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
         ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

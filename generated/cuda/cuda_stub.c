@@ -71,9 +71,9 @@ APIGEN_HIDDEN CUresult apigenCudaAddKernelNode(CUgraphNode *phGraphNode, CUgraph
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -174,9 +174,9 @@ APIGEN_HIDDEN CUresult apigenCudaAddMemAllocNode(CUgraphNode *phGraphNode, CUgra
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -263,9 +263,9 @@ APIGEN_HIDDEN CUresult apigenCudaBatchMemOpNode(unsigned int op, CUgraphNode *ph
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -344,9 +344,9 @@ APIGEN_HIDDEN CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUco
     if (paramArray != NULL && !apigen_get_into(&call_.rd, paramArray, n_paramArray, NULL)) goto bad; /* paramArray */
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -406,9 +406,9 @@ APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostF
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -463,9 +463,9 @@ APIGEN_HIDDEN CUresult apigenCudaErrorString(CUresult error, int which, char *bu
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (len != NULL && !apigen_get_into(&call_.rd, len, n_len, NULL)) goto bad; /* len */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -528,9 +528,9 @@ APIGEN_HIDDEN CUresult apigenCudaExecKernelNodeSetParams(CUgraphExec hGraphExec,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -588,9 +588,9 @@ APIGEN_HIDDEN CUresult apigenCudaFuncName(uint64_t func, int isKernel, char *buf
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (len != NULL && !apigen_get_into(&call_.rd, len, n_len, NULL)) goto bad; /* len */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -634,9 +634,9 @@ APIGEN_HIDDEN CUresult apigenCudaHostFnDone(uint64_t id)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -713,9 +713,9 @@ APIGEN_HIDDEN CUresult apigenCudaHostNode(unsigned int op, CUgraphNode *phGraphN
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -764,9 +764,9 @@ APIGEN_HIDDEN CUresult apigenCudaHostNodeGetParams(CUgraphNode hNode, uint64_t *
         ret_ = (CUresult)v_;
     }
     if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -857,9 +857,9 @@ APIGEN_HIDDEN CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t
     if (dims != NULL && !apigen_get_into(&call_.rd, dims, n_dims, NULL)) goto bad; /* dims */
     if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
     if (paramsSize != NULL && !apigen_get_into(&call_.rd, paramsSize, n_paramsSize, NULL)) goto bad; /* paramsSize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -920,9 +920,9 @@ APIGEN_HIDDEN CUresult apigenCudaKernelNodeSetParams(CUgraphNode hNode, uint64_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1000,9 +1000,9 @@ APIGEN_HIDDEN CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned in
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1087,9 +1087,9 @@ APIGEN_HIDDEN CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *cod
             library[i_] = (CUlibrary)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1155,9 +1155,9 @@ APIGEN_HIDDEN CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1216,9 +1216,9 @@ APIGEN_HIDDEN CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, si
     }
     if (cubin != NULL && !apigen_get_into(&call_.rd, cubin, n_cubin, NULL)) goto bad; /* cubin */
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1287,9 +1287,9 @@ APIGEN_HIDDEN CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit
             stateOut[i_] = (CUlinkState)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1366,9 +1366,9 @@ APIGEN_HIDDEN CUresult apigenCudaMemAllocNodeGetParams(CUgraphNode hNode, CUmemP
     if (accessDescCount != NULL && !apigen_get_into(&call_.rd, accessDescCount, n_accessDescCount, NULL)) goto bad; /* accessDescCount */
     if (bytesize != NULL && !apigen_get_into(&call_.rd, bytesize, n_bytesize, NULL)) goto bad; /* bytesize */
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1433,9 +1433,9 @@ APIGEN_HIDDEN CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hS
         ret_ = (CUresult)v_;
     }
     if (hostOut != NULL && !apigen_get_into(&call_.rd, hostOut, n_hostOut, NULL)) goto bad; /* hostOut */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1504,9 +1504,9 @@ APIGEN_HIDDEN CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CU
         ret_ = (CUresult)v_;
     }
     if (hostOut != NULL && !apigen_get_into(&call_.rd, hostOut, n_hostOut, NULL)) goto bad; /* hostOut */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1568,9 +1568,9 @@ APIGEN_HIDDEN CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1641,9 +1641,9 @@ APIGEN_HIDDEN CUresult apigenCudaModuleLoad(CUmodule *module, const void *image,
             module[i_] = (CUmodule)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1703,9 +1703,9 @@ APIGEN_HIDDEN CUresult apigenCudaOccupancyBlockSize(int *minGridSize, int *block
     }
     if (minGridSize != NULL && !apigen_get_into(&call_.rd, minGridSize, n_minGridSize, NULL)) goto bad; /* minGridSize */
     if (blockSize != NULL && !apigen_get_into(&call_.rd, blockSize, n_blockSize, NULL)) goto bad; /* blockSize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1770,9 +1770,9 @@ APIGEN_HIDDEN CUresult apigenCudaOccupancyCluster(int which, int *out, uint64_t 
         ret_ = (CUresult)v_;
     }
     if (out != NULL && !apigen_get_into(&call_.rd, out, n_out, NULL)) goto bad; /* out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1835,9 +1835,9 @@ APIGEN_HIDDEN CUresult apigenCudaParamLayout(uint64_t func, int isKernel, size_t
     if (offsets != NULL && !apigen_get_into(&call_.rd, offsets, n_offsets, NULL)) goto bad; /* offsets */
     if (sizes != NULL && !apigen_get_into(&call_.rd, sizes, n_sizes, NULL)) goto bad; /* sizes */
     if (nparams != NULL && !apigen_get_into(&call_.rd, nparams, n_nparams, NULL)) goto bad; /* nparams */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1936,9 +1936,9 @@ APIGEN_HIDDEN CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned
     }
     if (edges != NULL && !apigen_get_into(&call_.rd, edges, n_edges, NULL)) goto bad; /* edges */
     if (numDeps != NULL && !apigen_get_into(&call_.rd, numDeps, n_numDeps, NULL)) goto bad; /* numDeps */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1998,9 +1998,9 @@ APIGEN_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESC
             pHandle[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2060,9 +2060,9 @@ APIGEN_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_D
             pHandle[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2112,9 +2112,9 @@ APIGEN_EXPORT CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR_v1 *pArray
         ret_ = (CUresult)v_;
     }
     if (pArrayDescriptor != NULL && !apigen_get_into(&call_.rd, pArrayDescriptor, n_pArrayDescriptor, NULL)) goto bad; /* pArrayDescriptor */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2164,9 +2164,9 @@ APIGEN_EXPORT CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArray
         ret_ = (CUresult)v_;
     }
     if (pArrayDescriptor != NULL && !apigen_get_into(&call_.rd, pArrayDescriptor, n_pArrayDescriptor, NULL)) goto bad; /* pArrayDescriptor */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2226,9 +2226,9 @@ APIGEN_EXPORT CUresult cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPT
             pHandle[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2288,9 +2288,9 @@ APIGEN_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCR
             pHandle[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2334,9 +2334,9 @@ APIGEN_EXPORT CUresult cuArrayDestroy(CUarray hArray)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2383,9 +2383,9 @@ APIGEN_EXPORT CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR_v1 *pArrayDesc
         ret_ = (CUresult)v_;
     }
     if (pArrayDescriptor != NULL && !apigen_get_into(&call_.rd, pArrayDescriptor, n_pArrayDescriptor, NULL)) goto bad; /* pArrayDescriptor */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2435,9 +2435,9 @@ APIGEN_EXPORT CUresult cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDesc
         ret_ = (CUresult)v_;
     }
     if (pArrayDescriptor != NULL && !apigen_get_into(&call_.rd, pArrayDescriptor, n_pArrayDescriptor, NULL)) goto bad; /* pArrayDescriptor */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2488,9 +2488,9 @@ APIGEN_EXPORT CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMEN
         ret_ = (CUresult)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2549,9 +2549,9 @@ APIGEN_EXPORT CUresult cuArrayGetPlane(CUarray *pPlaneArray, CUarray hArray, uns
             pPlaneArray[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2598,9 +2598,9 @@ APIGEN_EXPORT CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES *
         ret_ = (CUresult)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2760,9 +2760,9 @@ APIGEN_EXPORT CUresult cuCtxAttach(CUcontext *pctx, unsigned int flags)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2823,9 +2823,9 @@ APIGEN_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2886,9 +2886,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdev
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2955,9 +2955,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *para
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3026,9 +3026,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCre
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3080,9 +3080,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3131,9 +3131,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3181,9 +3181,9 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3224,9 +3224,9 @@ APIGEN_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3268,9 +3268,9 @@ APIGEN_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3325,9 +3325,9 @@ APIGEN_EXPORT CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
             pContext[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3374,9 +3374,9 @@ APIGEN_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
         ret_ = (CUresult)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3423,9 +3423,9 @@ APIGEN_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
         ret_ = (CUresult)v_;
     }
     if (pconfig != NULL && !apigen_get_into(&call_.rd, pconfig, n_pconfig, NULL)) goto bad; /* pconfig */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3495,9 +3495,9 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3545,9 +3545,9 @@ APIGEN_EXPORT CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource *resour
         ret_ = (CUresult)v_;
     }
     if (resource != NULL && !apigen_get_into(&call_.rd, resource, n_resource, NULL)) goto bad; /* resource */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3609,9 +3609,9 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
         if (ret_ == CUDA_SUCCESS && device != NULL)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3676,9 +3676,9 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
         if (ret_ == CUDA_SUCCESS && device != NULL)
             apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3726,9 +3726,9 @@ APIGEN_EXPORT CUresult cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, 
         ret_ = (CUresult)v_;
     }
     if (pExecAffinity != NULL && !apigen_get_into(&call_.rd, pExecAffinity, n_pExecAffinity, NULL)) goto bad; /* pExecAffinity */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3775,9 +3775,9 @@ APIGEN_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3831,9 +3831,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ct
     if (ctxId != NULL && !apigen_get_into(&call_.rd, ctxId, n_ctxId, NULL)) goto bad; /* ctxId */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3881,9 +3881,9 @@ APIGEN_EXPORT CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
         ret_ = (CUresult)v_;
     }
     if (pvalue != NULL && !apigen_get_into(&call_.rd, pvalue, n_pvalue, NULL)) goto bad; /* pvalue */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3930,9 +3930,9 @@ APIGEN_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
         ret_ = (CUresult)v_;
     }
     if (pConfig != NULL && !apigen_get_into(&call_.rd, pConfig, n_pConfig, NULL)) goto bad; /* pConfig */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3985,9 +3985,9 @@ APIGEN_EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *grea
     }
     if (leastPriority != NULL && !apigen_get_into(&call_.rd, leastPriority, n_leastPriority, NULL)) goto bad; /* leastPriority */
     if (greatestPriority != NULL && !apigen_get_into(&call_.rd, greatestPriority, n_greatestPriority, NULL)) goto bad; /* greatestPriority */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4047,9 +4047,9 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4106,9 +4106,9 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4155,9 +4155,9 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4204,9 +4204,9 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
         if (ret_ == CUDA_SUCCESS)
             apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4249,9 +4249,9 @@ APIGEN_EXPORT CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4289,9 +4289,9 @@ APIGEN_EXPORT CUresult cuCtxResetPersistingL2Cache(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4328,9 +4328,9 @@ APIGEN_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4382,9 +4382,9 @@ APIGEN_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
         apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4424,9 +4424,9 @@ APIGEN_EXPORT CUresult cuCtxSetFlags(unsigned int flags)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4466,9 +4466,9 @@ APIGEN_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4508,9 +4508,9 @@ APIGEN_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4549,9 +4549,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxSynchronize(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4590,9 +4590,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxSynchronize_v2(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4635,9 +4635,9 @@ APIGEN_EXPORT CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4679,9 +4679,9 @@ APIGEN_EXPORT CUresult cuDestroyExternalMemory(CUexternalMemory extMem)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4722,9 +4722,9 @@ APIGEN_EXPORT CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4782,9 +4782,9 @@ APIGEN_EXPORT CUresult cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUde
             phDesc[i_] = (CUdevResourceDesc)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4850,9 +4850,9 @@ APIGEN_EXPORT CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsign
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     if (nbGroups != NULL && !apigen_get_into(&call_.rd, nbGroups, n_nbGroups, NULL)) goto bad; /* nbGroups */
     if (remaining != NULL && !apigen_get_into(&call_.rd, remaining, n_remaining, NULL)) goto bad; /* remaining */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4901,9 +4901,9 @@ APIGEN_EXPORT CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, C
         ret_ = (CUresult)v_;
     }
     if (canAccessPeer != NULL && !apigen_get_into(&call_.rd, canAccessPeer, n_canAccessPeer, NULL)) goto bad; /* canAccessPeer */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4960,9 +4960,9 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5013,9 +5013,9 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5067,9 +5067,9 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
     if (!cached_ && (ret_ == CUDA_SUCCESS || ret_ == CUDA_ERROR_INVALID_VALUE))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5117,9 +5117,9 @@ APIGEN_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId
         ret_ = (CUresult)v_;
     }
     if (dev != NULL && !apigen_get_into(&call_.rd, dev, n_dev, NULL)) goto bad; /* dev */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5169,9 +5169,9 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5227,9 +5227,9 @@ APIGEN_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevic
             pool_out[i_] = (CUmemoryPool)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5275,9 +5275,9 @@ APIGEN_EXPORT CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource *re
         ret_ = (CUresult)v_;
     }
     if (resource != NULL && !apigen_get_into(&call_.rd, resource, n_resource, NULL)) goto bad; /* resource */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5326,9 +5326,9 @@ APIGEN_EXPORT CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityTyp
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5377,9 +5377,9 @@ APIGEN_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_
         ret_ = (CUresult)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5430,9 +5430,9 @@ APIGEN_EXPORT CUresult cuDeviceGetHostAtomicCapabilities(unsigned int *capabilit
         ret_ = (CUresult)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5486,9 +5486,9 @@ APIGEN_EXPORT CUresult cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask,
     }
     if (luid != NULL && !apigen_get_into(&call_.rd, luid, n_luid, NULL)) goto bad; /* luid */
     if (deviceNodeMask != NULL && !apigen_get_into(&call_.rd, deviceNodeMask, n_deviceNodeMask, NULL)) goto bad; /* deviceNodeMask */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5544,9 +5544,9 @@ APIGEN_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
             pool[i_] = (CUmemoryPool)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5595,9 +5595,9 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
     if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5663,9 +5663,9 @@ APIGEN_EXPORT CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int *capabiliti
         ret_ = (CUresult)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5715,9 +5715,9 @@ APIGEN_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute
         ret_ = (CUresult)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5769,9 +5769,9 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5819,9 +5819,9 @@ APIGEN_EXPORT CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5871,9 +5871,9 @@ APIGEN_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElem
         ret_ = (CUresult)v_;
     }
     if (maxWidthInElements != NULL && !apigen_get_into(&call_.rd, maxWidthInElements, n_maxWidthInElements, NULL)) goto bad; /* maxWidthInElements */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5924,9 +5924,9 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5977,9 +5977,9 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6022,9 +6022,9 @@ APIGEN_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6078,9 +6078,9 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *fl
     if (active != NULL && !apigen_get_into(&call_.rd, active, n_active, NULL)) goto bad; /* active */
     if (!cached_ && ((ret_ == CUDA_SUCCESS) && ((active != NULL ? *active : 0) == 1)))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6130,9 +6130,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6179,9 +6179,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6228,9 +6228,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6277,9 +6277,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6333,9 +6333,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevi
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6376,9 +6376,9 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int fla
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6419,9 +6419,9 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int 
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6478,9 +6478,9 @@ APIGEN_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6522,9 +6522,9 @@ APIGEN_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6569,9 +6569,9 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6622,9 +6622,9 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6684,9 +6684,9 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6746,9 +6746,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuEventCreate(CUevent *phEvent, unsigned int Fla
     }
     if (phEvent != NULL && ret_ == CUDA_SUCCESS)
         *phEvent = (CUevent)(uintptr_t)g_phEvent; /* phEvent: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6790,9 +6790,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuEventDestroy(CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6846,9 +6846,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuEventDestroy_v2(CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6897,9 +6897,9 @@ APIGEN_EXPORT CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, 
         ret_ = (CUresult)v_;
     }
     if (pMilliseconds != NULL && !apigen_get_into(&call_.rd, pMilliseconds, n_pMilliseconds, NULL)) goto bad; /* pMilliseconds */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6951,9 +6951,9 @@ APIGEN_EXPORT CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStar
         ret_ = (CUresult)v_;
     }
     if (pMilliseconds != NULL && !apigen_get_into(&call_.rd, pMilliseconds, n_pMilliseconds, NULL)) goto bad; /* pMilliseconds */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6998,9 +6998,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuEventQuery(CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7054,9 +7054,9 @@ APIGEN_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7111,9 +7111,9 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7168,9 +7168,9 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7224,9 +7224,9 @@ APIGEN_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7268,9 +7268,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuEventSynchronize(CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7323,9 +7323,9 @@ APIGEN_EXPORT CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr *devPtr, CUex
     }
     if (devPtr != NULL && !apigen_get_into(&call_.rd, devPtr, n_devPtr, NULL)) goto bad; /* devPtr */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7388,9 +7388,9 @@ APIGEN_EXPORT CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray 
             mipmap[i_] = (CUmipmappedArray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7433,9 +7433,9 @@ APIGEN_EXPORT CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarg
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7483,9 +7483,9 @@ APIGEN_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, 
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7543,9 +7543,9 @@ APIGEN_EXPORT CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
             hmod[i_] = (CUmodule)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7599,9 +7599,9 @@ APIGEN_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, si
     }
     if (paramOffset != NULL && !apigen_get_into(&call_.rd, paramOffset, n_paramOffset, NULL)) goto bad; /* paramOffset */
     if (paramSize != NULL && !apigen_get_into(&call_.rd, paramSize, n_paramSize, NULL)) goto bad; /* paramSize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7651,9 +7651,9 @@ APIGEN_EXPORT CUresult cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction 
         ret_ = (CUresult)v_;
     }
     if (state != NULL && !apigen_get_into(&call_.rd, state, n_state, NULL)) goto bad; /* state */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7697,9 +7697,9 @@ APIGEN_EXPORT CUresult cuFuncLoad(CUfunction function)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7744,9 +7744,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7791,9 +7791,9 @@ APIGEN_EXPORT CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7836,9 +7836,9 @@ APIGEN_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache confi
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7881,9 +7881,9 @@ APIGEN_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7926,9 +7926,9 @@ APIGEN_EXPORT CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7998,9 +7998,9 @@ APIGEN_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgrap
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8067,9 +8067,9 @@ APIGEN_EXPORT CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8141,9 +8141,9 @@ APIGEN_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8214,9 +8214,9 @@ APIGEN_EXPORT CUresult cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGr
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8286,9 +8286,9 @@ APIGEN_EXPORT CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgra
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8358,9 +8358,9 @@ APIGEN_EXPORT CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8456,9 +8456,9 @@ APIGEN_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph h
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8533,9 +8533,9 @@ APIGEN_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hG
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8613,9 +8613,9 @@ APIGEN_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hG
             phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8673,9 +8673,9 @@ APIGEN_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph 
             phGraph[i_] = (CUgraph)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8730,9 +8730,9 @@ APIGEN_EXPORT CUresult cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph
             phGraphClone[i_] = (CUgraph)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8783,9 +8783,9 @@ APIGEN_EXPORT CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *
         ret_ = (CUresult)v_;
     }
     if (pHandle_out != NULL && !apigen_get_into(&call_.rd, pHandle_out, n_pHandle_out, NULL)) goto bad; /* pHandle_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8841,9 +8841,9 @@ APIGEN_EXPORT CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
             phGraph[i_] = (CUgraph)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8886,9 +8886,9 @@ APIGEN_EXPORT CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char *path, un
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8930,9 +8930,9 @@ APIGEN_EXPORT CUresult cuGraphDestroy(CUgraph hGraph)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8973,9 +8973,9 @@ APIGEN_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9030,9 +9030,9 @@ APIGEN_EXPORT CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent
             event_out[i_] = (CUevent)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9075,9 +9075,9 @@ APIGEN_EXPORT CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9132,9 +9132,9 @@ APIGEN_EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *
             event_out[i_] = (CUevent)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9177,9 +9177,9 @@ APIGEN_EXPORT CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9224,9 +9224,9 @@ APIGEN_EXPORT CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9268,9 +9268,9 @@ APIGEN_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9315,9 +9315,9 @@ APIGEN_EXPORT CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9362,9 +9362,9 @@ APIGEN_EXPORT CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9433,9 +9433,9 @@ APIGEN_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *f
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9488,9 +9488,9 @@ APIGEN_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9543,9 +9543,9 @@ APIGEN_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9611,9 +9611,9 @@ APIGEN_EXPORT CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
         }
     }
     if (updateResult_out != NULL && !apigen_get_into(&call_.rd, updateResult_out, n_updateResult_out, NULL)) goto bad; /* updateResult_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9665,9 +9665,9 @@ APIGEN_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGra
         ret_ = (CUresult)v_;
     }
     if (resultInfo != NULL && !apigen_get_into(&call_.rd, resultInfo, n_resultInfo, NULL)) goto bad; /* resultInfo */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9784,9 +9784,9 @@ APIGEN_EXPORT CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgrap
         }
     }
     if (numEdges != NULL && !apigen_get_into(&call_.rd, numEdges, n_numEdges, NULL)) goto bad; /* numEdges */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9869,9 +9869,9 @@ APIGEN_EXPORT CUresult cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUg
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (numEdges != NULL && !apigen_get_into(&call_.rd, numEdges, n_numEdges, NULL)) goto bad; /* numEdges */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9935,9 +9935,9 @@ APIGEN_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_
         }
     }
     if (numNodes != NULL && !apigen_get_into(&call_.rd, numNodes, n_numNodes, NULL)) goto bad; /* numNodes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10001,9 +10001,9 @@ APIGEN_EXPORT CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNode
         }
     }
     if (numRootNodes != NULL && !apigen_get_into(&call_.rd, numRootNodes, n_numRootNodes, NULL)) goto bad; /* numRootNodes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10081,9 +10081,9 @@ APIGEN_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGra
         }
     }
     if (logBuffer != NULL && !apigen_get_into(&call_.rd, logBuffer, n_logBuffer, NULL)) goto bad; /* logBuffer */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10142,9 +10142,9 @@ APIGEN_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUg
             phGraphExec[i_] = (CUgraphExec)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10205,9 +10205,9 @@ APIGEN_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CU
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10271,9 +10271,9 @@ APIGEN_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExe
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10351,9 +10351,9 @@ APIGEN_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph h
         }
     }
     if (logBuffer != NULL && !apigen_get_into(&call_.rd, logBuffer, n_logBuffer, NULL)) goto bad; /* logBuffer */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10399,9 +10399,9 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphN
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10449,9 +10449,9 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernel
         ret_ = (CUresult)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10501,9 +10501,9 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernel
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10563,9 +10563,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch(CUgraphExec hGraph, CUstream hStre
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10622,9 +10622,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstr
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10671,9 +10671,9 @@ APIGEN_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdevicept
         ret_ = (CUresult)v_;
     }
     if (dptr_out != NULL && !apigen_get_into(&call_.rd, dptr_out, n_dptr_out, NULL)) goto bad; /* dptr_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10723,9 +10723,9 @@ APIGEN_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY
         ret_ = (CUresult)v_;
     }
     if (nodeParams != NULL && !apigen_get_into(&call_.rd, nodeParams, n_nodeParams, NULL)) goto bad; /* nodeParams */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10774,9 +10774,9 @@ APIGEN_EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10826,9 +10826,9 @@ APIGEN_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET
         ret_ = (CUresult)v_;
     }
     if (nodeParams != NULL && !apigen_get_into(&call_.rd, nodeParams, n_nodeParams, NULL)) goto bad; /* nodeParams */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10877,9 +10877,9 @@ APIGEN_EXPORT CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10939,9 +10939,9 @@ APIGEN_EXPORT CUresult cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode h
             phNode[i_] = (CUgraphNode)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11002,9 +11002,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode
         }
     }
     if (numDependencies != NULL && !apigen_get_into(&call_.rd, numDependencies, n_numDependencies, NULL)) goto bad; /* numDependencies */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11074,9 +11074,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphN
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (numDependencies != NULL && !apigen_get_into(&call_.rd, numDependencies, n_numDependencies, NULL)) goto bad; /* numDependencies */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11140,9 +11140,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNo
         }
     }
     if (numDependentNodes != NULL && !apigen_get_into(&call_.rd, numDependentNodes, n_numDependentNodes, NULL)) goto bad; /* numDependentNodes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11212,9 +11212,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgrap
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (numDependentNodes != NULL && !apigen_get_into(&call_.rd, numDependentNodes, n_numDependentNodes, NULL)) goto bad; /* numDependentNodes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11266,9 +11266,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode
         ret_ = (CUresult)v_;
     }
     if (isEnabled != NULL && !apigen_get_into(&call_.rd, isEnabled, n_isEnabled, NULL)) goto bad; /* isEnabled */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11318,9 +11318,9 @@ APIGEN_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *ty
         ret_ = (CUresult)v_;
     }
     if (type != NULL && !apigen_get_into(&call_.rd, type, n_type, NULL)) goto bad; /* type */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11367,9 +11367,9 @@ APIGEN_EXPORT CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11413,9 +11413,9 @@ APIGEN_EXPORT CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject obje
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11482,9 +11482,9 @@ APIGEN_EXPORT CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11556,9 +11556,9 @@ APIGEN_EXPORT CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgrap
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11606,9 +11606,9 @@ APIGEN_EXPORT CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject objec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11662,9 +11662,9 @@ APIGEN_EXPORT CUresult cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11718,9 +11718,9 @@ APIGEN_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11797,9 +11797,9 @@ APIGEN_EXPORT CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArra
             pMipmappedArray[i_] = (CUmipmappedArray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11863,9 +11863,9 @@ APIGEN_EXPORT CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11907,9 +11907,9 @@ APIGEN_EXPORT CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resou
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11966,9 +11966,9 @@ APIGEN_EXPORT CUresult cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgr
             pArray[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12031,9 +12031,9 @@ APIGEN_EXPORT CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12090,9 +12090,9 @@ APIGEN_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc des
             phCtx[i_] = (CUgreenCtx)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12139,9 +12139,9 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12189,9 +12189,9 @@ APIGEN_EXPORT CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *
         ret_ = (CUresult)v_;
     }
     if (resource != NULL && !apigen_get_into(&call_.rd, resource, n_resource, NULL)) goto bad; /* resource */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12241,9 +12241,9 @@ APIGEN_EXPORT CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *
         ret_ = (CUresult)v_;
     }
     if (greenCtxId != NULL && !apigen_get_into(&call_.rd, greenCtxId, n_greenCtxId, NULL)) goto bad; /* greenCtxId */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12289,9 +12289,9 @@ APIGEN_EXPORT CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12348,9 +12348,9 @@ APIGEN_EXPORT CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx gre
             phStream[i_] = (CUstream)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12393,9 +12393,9 @@ APIGEN_EXPORT CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12454,9 +12454,9 @@ APIGEN_EXPORT CUresult cuInit(unsigned int Flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12498,9 +12498,9 @@ APIGEN_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12547,9 +12547,9 @@ APIGEN_EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent ev
         ret_ = (CUresult)v_;
     }
     if (pHandle != NULL && !apigen_get_into(&call_.rd, pHandle, n_pHandle, NULL)) goto bad; /* pHandle */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12599,9 +12599,9 @@ APIGEN_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dp
         ret_ = (CUresult)v_;
     }
     if (pHandle != NULL && !apigen_get_into(&call_.rd, pHandle, n_pHandle, NULL)) goto bad; /* pHandle */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12657,9 +12657,9 @@ APIGEN_EXPORT CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle h
             phEvent[i_] = (CUevent)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12706,9 +12706,9 @@ APIGEN_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle han
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12758,9 +12758,9 @@ APIGEN_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle 
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12812,9 +12812,9 @@ APIGEN_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12878,9 +12878,9 @@ APIGEN_EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
     }
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12935,9 +12935,9 @@ APIGEN_EXPORT CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
             pLib[i_] = (CUlibrary)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12991,9 +12991,9 @@ APIGEN_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, 
     }
     if (paramOffset != NULL && !apigen_get_into(&call_.rd, paramOffset, n_paramOffset, NULL)) goto bad; /* paramOffset */
     if (paramSize != NULL && !apigen_get_into(&call_.rd, paramSize, n_paramSize, NULL)) goto bad; /* paramSize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13042,9 +13042,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13088,9 +13088,9 @@ APIGEN_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache conf
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13131,9 +13131,9 @@ APIGEN_EXPORT CUresult cuLaunch(CUfunction f)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13187,9 +13187,9 @@ APIGEN_EXPORT CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_heigh
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13245,9 +13245,9 @@ APIGEN_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13303,9 +13303,9 @@ APIGEN_EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int
             kernels[i_] = (CUkernel)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13360,9 +13360,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *by
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13421,9 +13421,9 @@ APIGEN_EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, 
             pKernel[i_] = (CUkernel)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13470,9 +13470,9 @@ APIGEN_EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary li
         ret_ = (CUresult)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13530,9 +13530,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryGetManaged(CUdeviceptr *dptr, size_t *b
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13590,9 +13590,9 @@ APIGEN_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
             pMod[i_] = (CUmodule)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13646,9 +13646,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryUnload(CUlibrary library)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13690,9 +13690,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuLinkDestroy(CUlinkState state)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13737,9 +13737,9 @@ APIGEN_EXPORT CUresult cuLogsCurrent(CUlogIterator *iterator_out, unsigned int f
         ret_ = (CUresult)v_;
     }
     if (iterator_out != NULL && !apigen_get_into(&call_.rd, iterator_out, n_iterator_out, NULL)) goto bad; /* iterator_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13810,9 +13810,9 @@ APIGEN_EXPORT CUresult cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer,
     if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
     if (buffer != NULL && !apigen_get_into(&call_.rd, buffer, n_buffer, NULL)) goto bad; /* buffer */
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13868,9 +13868,9 @@ APIGEN_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void 
             callback_out[i_] = (CUlogsCallbackHandle)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13911,9 +13911,9 @@ APIGEN_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13958,9 +13958,9 @@ APIGEN_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     if (ret_ == CUDA_SUCCESS) /* ptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)ptr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14019,9 +14019,9 @@ APIGEN_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t
     if (ptr != NULL && ret_ == CUDA_SUCCESS) /* ptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14065,9 +14065,9 @@ APIGEN_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advis
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14111,9 +14111,9 @@ APIGEN_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_ad
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14159,9 +14159,9 @@ APIGEN_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14223,9 +14223,9 @@ APIGEN_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstr
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14284,9 +14284,9 @@ APIGEN_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, 
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14347,9 +14347,9 @@ APIGEN_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesiz
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14410,9 +14410,9 @@ APIGEN_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t by
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14470,9 +14470,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocManaged(CUdeviceptr *dptr, size_t byte
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14526,9 +14526,9 @@ APIGEN_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitc
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (pPitch != NULL && !apigen_get_into(&call_.rd, pPitch, n_pPitch, NULL)) goto bad; /* pPitch */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14586,9 +14586,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pP
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (pPitch != NULL && !apigen_get_into(&call_.rd, pPitch, n_pPitch, NULL)) goto bad; /* pPitch */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14647,9 +14647,9 @@ APIGEN_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
         apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14703,9 +14703,9 @@ APIGEN_EXPORT CUresult cuMemBatchDecompressAsync(CUmemDecompressParams *paramsAr
         ret_ = (CUresult)v_;
     }
     if (errorIndex != NULL && !apigen_get_into(&call_.rd, errorIndex, n_errorIndex, NULL)) goto bad; /* errorIndex */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14762,9 +14762,9 @@ APIGEN_EXPORT CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams *par
         ret_ = (CUresult)v_;
     }
     if (errorIndex != NULL && !apigen_get_into(&call_.rd, errorIndex, n_errorIndex, NULL)) goto bad; /* errorIndex */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14818,9 +14818,9 @@ APIGEN_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t 
         ret_ = (CUresult)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14887,9 +14887,9 @@ APIGEN_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14956,9 +14956,9 @@ APIGEN_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15014,9 +15014,9 @@ APIGEN_EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr *dptrs, size_t *sizes,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15072,9 +15072,9 @@ APIGEN_EXPORT CUresult cuMemDiscardBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15129,9 +15129,9 @@ APIGEN_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15177,9 +15177,9 @@ APIGEN_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15225,9 +15225,9 @@ APIGEN_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15272,9 +15272,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemFree_v2(CUdeviceptr dptr)
     if (ret_ == CUDA_SUCCESS) /* dptr: its range is gone */
         apigen_dev_forget(&cuda_api, call_.server, (uint64_t)(uintptr_t)dptr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15326,9 +15326,9 @@ APIGEN_EXPORT CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLoca
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15382,9 +15382,9 @@ APIGEN_EXPORT CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int 
     }
     if (pbase != NULL && !apigen_get_into(&call_.rd, pbase, n_pbase, NULL)) goto bad; /* pbase */
     if (psize != NULL && !apigen_get_into(&call_.rd, psize, n_psize, NULL)) goto bad; /* psize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15440,9 +15440,9 @@ APIGEN_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize
     }
     if (pbase != NULL && !apigen_get_into(&call_.rd, pbase, n_pbase, NULL)) goto bad; /* pbase */
     if (psize != NULL && !apigen_get_into(&call_.rd, psize, n_psize, NULL)) goto bad; /* psize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15495,9 +15495,9 @@ APIGEN_EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const 
         ret_ = (CUresult)v_;
     }
     if (granularity != NULL && !apigen_get_into(&call_.rd, granularity, n_granularity, NULL)) goto bad; /* granularity */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15545,9 +15545,9 @@ APIGEN_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPro
         ret_ = (CUresult)v_;
     }
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15608,9 +15608,9 @@ APIGEN_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocat
             pool_out[i_] = (CUmemoryPool)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15676,9 +15676,9 @@ APIGEN_EXPORT CUresult cuMemGetInfo(unsigned int *free, unsigned int *total)
     }
     if (free != NULL && !apigen_get_into(&call_.rd, free, n_free, NULL)) goto bad; /* free */
     if (total != NULL && !apigen_get_into(&call_.rd, total, n_total, NULL)) goto bad; /* total */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15731,9 +15731,9 @@ APIGEN_EXPORT CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
     }
     if (free != NULL && !apigen_get_into(&call_.rd, free, n_free, NULL)) goto bad; /* free */
     if (total != NULL && !apigen_get_into(&call_.rd, total, n_total, NULL)) goto bad; /* total */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15794,9 +15794,9 @@ APIGEN_EXPORT CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *locati
             pool[i_] = (CUmemoryPool)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15857,9 +15857,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr,
         ret_ = (CUresult)v_;
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15919,9 +15919,9 @@ APIGEN_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUm
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16000,9 +16000,9 @@ APIGEN_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps 
             pool[i_] = (CUmemoryPool)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16047,9 +16047,9 @@ APIGEN_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16096,9 +16096,9 @@ APIGEN_EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_
         ret_ = (CUresult)v_;
     }
     if (shareData_out != NULL && !apigen_get_into(&call_.rd, shareData_out, n_shareData_out, NULL)) goto bad; /* shareData_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16165,9 +16165,9 @@ APIGEN_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16218,9 +16218,9 @@ APIGEN_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attrib
         ret_ = (CUresult)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16285,9 +16285,9 @@ APIGEN_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool
     }
     if (ptr_out != NULL && !apigen_get_into(&call_.rd, ptr_out, n_ptr_out, NULL)) goto bad; /* ptr_out */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16337,9 +16337,9 @@ APIGEN_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16389,9 +16389,9 @@ APIGEN_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attrib
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16433,9 +16433,9 @@ APIGEN_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16480,9 +16480,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUde
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16527,9 +16527,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16575,9 +16575,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, C
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16623,9 +16623,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t cou
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16689,9 +16689,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16758,9 +16758,9 @@ APIGEN_EXPORT CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16811,9 +16811,9 @@ APIGEN_EXPORT CUresult cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem
         ret_ = (CUresult)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16852,9 +16852,9 @@ APIGEN_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16901,9 +16901,9 @@ APIGEN_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle 
         ret_ = (CUresult)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16955,9 +16955,9 @@ APIGEN_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17010,9 +17010,9 @@ APIGEN_EXPORT CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationT
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17058,9 +17058,9 @@ APIGEN_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17203,9 +17203,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoA(CUarray dstArray, unsigned int dstOffset, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17251,9 +17251,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17299,9 +17299,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17345,9 +17345,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoD(CUdeviceptr_v1 dstDevice, CUarray srcArray, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17392,9 +17392,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17439,9 +17439,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcAr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17490,9 +17490,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoH(void *dstHost, CUarray srcArray, unsigned in
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17543,9 +17543,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray, unsign
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17597,9 +17597,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcA
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17651,9 +17651,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17702,9 +17702,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoH_v2(void *dstHost, CUarray srcArray, size_t s
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17753,9 +17753,9 @@ APIGEN_EXPORT CUresult cuMemcpyAtoH_v2_ptds(void *dstHost, CUarray srcArray, siz
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17799,9 +17799,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoA(CUarray dstArray, unsigned int dstOffset, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17846,9 +17846,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdev
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17893,9 +17893,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17936,9 +17936,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 src
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17992,9 +17992,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18053,9 +18053,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUde
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18114,9 +18114,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18161,9 +18161,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdevicep
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18208,9 +18208,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUde
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18256,9 +18256,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, uns
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18307,9 +18307,9 @@ APIGEN_EXPORT CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18361,9 +18361,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr 
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18415,9 +18415,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdevic
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18467,9 +18467,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDe
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18519,9 +18519,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr 
         ret_ = (CUresult)v_;
     }
     if (dstHost != NULL && !apigen_get_into(&call_.rd, dstHost, n_dstHost, NULL)) goto bad; /* dstHost */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18569,9 +18569,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoA(CUarray dstArray, unsigned int dstOffset, co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18632,9 +18632,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffse
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18696,9 +18696,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t ds
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18760,9 +18760,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18810,9 +18810,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18860,9 +18860,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18907,9 +18907,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHos
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18967,9 +18967,9 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19031,9 +19031,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19098,9 +19098,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19164,9 +19164,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19230,9 +19230,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19283,9 +19283,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19349,9 +19349,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstCon
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19415,9 +19415,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext d
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19465,9 +19465,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstCon
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19508,9 +19508,9 @@ APIGEN_EXPORT CUresult cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19567,9 +19567,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19626,9 +19626,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, uns
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19672,9 +19672,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19718,9 +19718,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsig
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19763,9 +19763,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstP
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19823,9 +19823,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19883,9 +19883,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19930,9 +19930,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19977,9 +19977,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20022,9 +20022,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstP
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20082,9 +20082,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20142,9 +20142,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20189,9 +20189,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20236,9 +20236,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20281,9 +20281,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20341,9 +20341,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20401,9 +20401,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstP
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20448,9 +20448,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20495,9 +20495,9 @@ APIGEN_EXPORT CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPit
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20538,9 +20538,9 @@ APIGEN_EXPORT CUresult cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, un
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20597,9 +20597,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20656,9 +20656,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, uns
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20702,9 +20702,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned i
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20748,9 +20748,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsig
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20791,9 +20791,9 @@ APIGEN_EXPORT CUresult cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, un
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20850,9 +20850,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20909,9 +20909,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20955,9 +20955,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned ch
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21001,9 +21001,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsign
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21061,9 +21061,9 @@ APIGEN_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const C
             pHandle[i_] = (CUmipmappedArray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21107,9 +21107,9 @@ APIGEN_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21165,9 +21165,9 @@ APIGEN_EXPORT CUresult cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappe
             pLevelArray[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21215,9 +21215,9 @@ APIGEN_EXPORT CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_R
         ret_ = (CUresult)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21267,9 +21267,9 @@ APIGEN_EXPORT CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PRO
         ret_ = (CUresult)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21328,9 +21328,9 @@ APIGEN_EXPORT CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigne
             functions[i_] = (CUfunction)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21386,9 +21386,9 @@ APIGEN_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, con
             hfunc[i_] = (CUfunction)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21435,9 +21435,9 @@ APIGEN_EXPORT CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mo
         ret_ = (CUresult)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21494,9 +21494,9 @@ APIGEN_EXPORT CUresult cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *byt
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21554,9 +21554,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *
     }
     if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21603,9 +21603,9 @@ APIGEN_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
         ret_ = (CUresult)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21664,9 +21664,9 @@ APIGEN_EXPORT CUresult cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, co
             pSurfRef[i_] = (CUsurfref)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21722,9 +21722,9 @@ APIGEN_EXPORT CUresult cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const
             pTexRef[i_] = (CUtexref)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21767,9 +21767,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuModuleUnload(CUmodule hmod)
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21809,9 +21809,9 @@ APIGEN_EXPORT CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandl
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21854,9 +21854,9 @@ APIGEN_EXPORT CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21900,9 +21900,9 @@ APIGEN_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21951,9 +21951,9 @@ APIGEN_EXPORT CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
         ret_ = (CUresult)v_;
     }
     if (mcHandle != NULL && !apigen_get_into(&call_.rd, mcHandle, n_mcHandle, NULL)) goto bad; /* mcHandle */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22006,9 +22006,9 @@ APIGEN_EXPORT CUresult cuMulticastGetGranularity(size_t *granularity, const CUmu
         ret_ = (CUresult)v_;
     }
     if (granularity != NULL && !apigen_get_into(&call_.rd, granularity, n_granularity, NULL)) goto bad; /* granularity */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22053,9 +22053,9 @@ APIGEN_EXPORT CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22104,9 +22104,9 @@ APIGEN_EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSm
         ret_ = (CUresult)v_;
     }
     if (dynamicSmemSize != NULL && !apigen_get_into(&call_.rd, dynamicSmemSize, n_dynamicSmemSize, NULL)) goto bad; /* dynamicSmemSize */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22161,9 +22161,9 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlock
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22219,9 +22219,9 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int 
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
     if (!cached_ && (ret_ == CUDA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22266,9 +22266,9 @@ APIGEN_EXPORT CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22312,9 +22312,9 @@ APIGEN_EXPORT CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22357,9 +22357,9 @@ APIGEN_EXPORT CUresult cuParamSetf(CUfunction hfunc, int offset, float value)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22402,9 +22402,9 @@ APIGEN_EXPORT CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int va
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22452,9 +22452,9 @@ APIGEN_EXPORT CUresult cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22507,9 +22507,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attr
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
     if (!cached_ && (ret_ == CUDA_SUCCESS || ret_ == CUDA_ERROR_INVALID_VALUE))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22557,9 +22557,9 @@ APIGEN_EXPORT CUresult cuPointerSetAttribute(const void *value, CUpointer_attrib
         ret_ = (CUresult)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22600,9 +22600,9 @@ APIGEN_EXPORT CUresult cuProfilerInitialize(const char *configFile, const char *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22640,9 +22640,9 @@ APIGEN_EXPORT CUresult cuProfilerStart(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22677,9 +22677,9 @@ APIGEN_EXPORT CUresult cuProfilerStop(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22746,9 +22746,9 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22821,9 +22821,9 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSema
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22870,9 +22870,9 @@ APIGEN_EXPORT CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22916,9 +22916,9 @@ APIGEN_EXPORT CUresult cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22976,9 +22976,9 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, C
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23039,9 +23039,9 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int cou
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23102,9 +23102,9 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23165,9 +23165,9 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23212,9 +23212,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23278,9 +23278,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph(CUstream hStream, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23347,9 +23347,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(CUstream hStrea
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23394,9 +23394,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_ptsz(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23439,9 +23439,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2(CUstream hStream, CUstre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23484,9 +23484,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2_ptsz(CUstream hStream, C
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23529,9 +23529,9 @@ APIGEN_EXPORT CUresult cuStreamCopyAttributes(CUstream dstStream, CUstream srcSt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23574,9 +23574,9 @@ APIGEN_EXPORT CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23629,9 +23629,9 @@ APIGEN_EXPORT CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
             phStream[i_] = (CUstream)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23685,9 +23685,9 @@ APIGEN_EXPORT CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned i
             phStream[i_] = (CUstream)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23728,9 +23728,9 @@ APIGEN_EXPORT CUresult cuStreamDestroy(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23771,9 +23771,9 @@ APIGEN_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23828,9 +23828,9 @@ APIGEN_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
             phGraph[i_] = (CUgraph)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23885,9 +23885,9 @@ APIGEN_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGrap
             phGraph[i_] = (CUgraph)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23935,9 +23935,9 @@ APIGEN_EXPORT CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID att
         ret_ = (CUresult)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23988,9 +23988,9 @@ APIGEN_EXPORT CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrI
         ret_ = (CUresult)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24046,9 +24046,9 @@ APIGEN_EXPORT CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureS
     }
     if (captureStatus_out != NULL && !apigen_get_into(&call_.rd, captureStatus_out, n_captureStatus_out, NULL)) goto bad; /* captureStatus_out */
     if (id_out != NULL && !apigen_get_into(&call_.rd, id_out, n_id_out, NULL)) goto bad; /* id_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24104,9 +24104,9 @@ APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCap
     }
     if (captureStatus_out != NULL && !apigen_get_into(&call_.rd, captureStatus_out, n_captureStatus_out, NULL)) goto bad; /* captureStatus_out */
     if (id_out != NULL && !apigen_get_into(&call_.rd, id_out, n_id_out, NULL)) goto bad; /* id_out */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24164,9 +24164,9 @@ APIGEN_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24221,9 +24221,9 @@ APIGEN_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24291,9 +24291,9 @@ APIGEN_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgr
             pGreenCtx[i_] = (CUgreenCtx)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24361,9 +24361,9 @@ APIGEN_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx,
             pGreenCtx[i_] = (CUgreenCtx)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24410,9 +24410,9 @@ APIGEN_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24462,9 +24462,9 @@ APIGEN_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24514,9 +24514,9 @@ APIGEN_EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24566,9 +24566,9 @@ APIGEN_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *fla
         ret_ = (CUresult)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24626,9 +24626,9 @@ APIGEN_EXPORT CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx)
             phCtx[i_] = (CUgreenCtx)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24675,9 +24675,9 @@ APIGEN_EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long long *strea
         ret_ = (CUresult)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24727,9 +24727,9 @@ APIGEN_EXPORT CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *
         ret_ = (CUresult)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24779,9 +24779,9 @@ APIGEN_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int *priority)
         ret_ = (CUresult)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24831,9 +24831,9 @@ APIGEN_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
         ret_ = (CUresult)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24884,9 +24884,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamIsCapturing(CUstream hStream, CUstreamCa
         ret_ = (CUresult)v_;
     }
     if (captureStatus != NULL && !apigen_get_into(&call_.rd, captureStatus, n_captureStatus, NULL)) goto bad; /* captureStatus */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24937,9 +24937,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamIsCapturing_ptsz(CUstream hStream, CUstr
         ret_ = (CUresult)v_;
     }
     if (captureStatus != NULL && !apigen_get_into(&call_.rd, captureStatus, n_captureStatus, NULL)) goto bad; /* captureStatus */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24984,9 +24984,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamQuery(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25028,9 +25028,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamQuery_ptsz(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25077,9 +25077,9 @@ APIGEN_EXPORT CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID att
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25129,9 +25129,9 @@ APIGEN_EXPORT CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrI
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25176,9 +25176,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamSynchronize(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25220,9 +25220,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuStreamSynchronize_ptsz(CUstream hStream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25278,9 +25278,9 @@ APIGEN_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgra
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25336,9 +25336,9 @@ APIGEN_EXPORT CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25399,9 +25399,9 @@ APIGEN_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CU
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25465,9 +25465,9 @@ APIGEN_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStrea
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25525,9 +25525,9 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsig
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25582,9 +25582,9 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25640,9 +25640,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25698,9 +25698,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr add
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25756,9 +25756,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25814,9 +25814,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25872,9 +25872,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25930,9 +25930,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr add
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25988,9 +25988,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26046,9 +26046,9 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26104,9 +26104,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26162,9 +26162,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr ad
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26220,9 +26220,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26278,9 +26278,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26336,9 +26336,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26394,9 +26394,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr ad
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26452,9 +26452,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26510,9 +26510,9 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26561,9 +26561,9 @@ APIGEN_EXPORT CUresult cuSurfObjectCreate(CUsurfObject *pSurfObject, const CUDA_
         ret_ = (CUresult)v_;
     }
     if (pSurfObject != NULL && !apigen_get_into(&call_.rd, pSurfObject, n_pSurfObject, NULL)) goto bad; /* pSurfObject */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26605,9 +26605,9 @@ APIGEN_EXPORT CUresult cuSurfObjectDestroy(CUsurfObject surfObject)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26652,9 +26652,9 @@ APIGEN_EXPORT CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc,
         ret_ = (CUresult)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26712,9 +26712,9 @@ APIGEN_EXPORT CUresult cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef)
             phArray[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26758,9 +26758,9 @@ APIGEN_EXPORT CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, uns
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26840,9 +26840,9 @@ APIGEN_EXPORT CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorM
         ret_ = (CUresult)v_;
     }
     if (tensorMap != NULL && !apigen_get_into(&call_.rd, tensorMap, n_tensorMap, NULL)) goto bad; /* tensorMap */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26918,9 +26918,9 @@ APIGEN_EXPORT CUresult cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUten
         ret_ = (CUresult)v_;
     }
     if (tensorMap != NULL && !apigen_get_into(&call_.rd, tensorMap, n_tensorMap, NULL)) goto bad; /* tensorMap */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26996,9 +26996,9 @@ APIGEN_EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMa
         ret_ = (CUresult)v_;
     }
     if (tensorMap != NULL && !apigen_get_into(&call_.rd, tensorMap, n_tensorMap, NULL)) goto bad; /* tensorMap */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27048,9 +27048,9 @@ APIGEN_EXPORT CUresult cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *g
         ret_ = (CUresult)v_;
     }
     if (tensorMap != NULL && !apigen_get_into(&call_.rd, tensorMap, n_tensorMap, NULL)) goto bad; /* tensorMap */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27112,9 +27112,9 @@ APIGEN_EXPORT CUresult cuTexObjectCreate(CUtexObject *pTexObject, const CUDA_RES
         ret_ = (CUresult)v_;
     }
     if (pTexObject != NULL && !apigen_get_into(&call_.rd, pTexObject, n_pTexObject, NULL)) goto bad; /* pTexObject */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27156,9 +27156,9 @@ APIGEN_EXPORT CUresult cuTexObjectDestroy(CUtexObject texObject)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27203,9 +27203,9 @@ APIGEN_EXPORT CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, 
         ret_ = (CUresult)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27253,9 +27253,9 @@ APIGEN_EXPORT CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *p
         ret_ = (CUresult)v_;
     }
     if (pResViewDesc != NULL && !apigen_get_into(&call_.rd, pResViewDesc, n_pResViewDesc, NULL)) goto bad; /* pResViewDesc */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27303,9 +27303,9 @@ APIGEN_EXPORT CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC *pTexDesc, CU
         ret_ = (CUresult)v_;
     }
     if (pTexDesc != NULL && !apigen_get_into(&call_.rd, pTexDesc, n_pTexDesc, NULL)) goto bad; /* pTexDesc */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27360,9 +27360,9 @@ APIGEN_EXPORT CUresult cuTexRefCreate(CUtexref *pTexRef)
             pTexRef[i_] = (CUtexref)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27403,9 +27403,9 @@ APIGEN_EXPORT CUresult cuTexRefDestroy(CUtexref hTexRef)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27452,9 +27452,9 @@ APIGEN_EXPORT CUresult cuTexRefGetAddress(CUdeviceptr_v1 *pdptr, CUtexref hTexRe
         ret_ = (CUresult)v_;
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27505,9 +27505,9 @@ APIGEN_EXPORT CUresult cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTex
         ret_ = (CUresult)v_;
     }
     if (pam != NULL && !apigen_get_into(&call_.rd, pam, n_pam, NULL)) goto bad; /* pam */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27557,9 +27557,9 @@ APIGEN_EXPORT CUresult cuTexRefGetAddress_v2(CUdeviceptr *pdptr, CUtexref hTexRe
         ret_ = (CUresult)v_;
     }
     if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27617,9 +27617,9 @@ APIGEN_EXPORT CUresult cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef)
             phArray[i_] = (CUarray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27666,9 +27666,9 @@ APIGEN_EXPORT CUresult cuTexRefGetBorderColor(float *pBorderColor, CUtexref hTex
         ret_ = (CUresult)v_;
     }
     if (pBorderColor != NULL && !apigen_get_into(&call_.rd, pBorderColor, n_pBorderColor, NULL)) goto bad; /* pBorderColor */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27718,9 +27718,9 @@ APIGEN_EXPORT CUresult cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRe
         ret_ = (CUresult)v_;
     }
     if (pfm != NULL && !apigen_get_into(&call_.rd, pfm, n_pfm, NULL)) goto bad; /* pfm */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27770,9 +27770,9 @@ APIGEN_EXPORT CUresult cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef)
         ret_ = (CUresult)v_;
     }
     if (pFlags != NULL && !apigen_get_into(&call_.rd, pFlags, n_pFlags, NULL)) goto bad; /* pFlags */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27828,9 +27828,9 @@ APIGEN_EXPORT CUresult cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChann
     }
     if (pFormat != NULL && !apigen_get_into(&call_.rd, pFormat, n_pFormat, NULL)) goto bad; /* pFormat */
     if (pNumChannels != NULL && !apigen_get_into(&call_.rd, pNumChannels, n_pNumChannels, NULL)) goto bad; /* pNumChannels */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27880,9 +27880,9 @@ APIGEN_EXPORT CUresult cuTexRefGetMaxAnisotropy(int *pmaxAniso, CUtexref hTexRef
         ret_ = (CUresult)v_;
     }
     if (pmaxAniso != NULL && !apigen_get_into(&call_.rd, pmaxAniso, n_pmaxAniso, NULL)) goto bad; /* pmaxAniso */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27932,9 +27932,9 @@ APIGEN_EXPORT CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode *pfm, CUtexref 
         ret_ = (CUresult)v_;
     }
     if (pfm != NULL && !apigen_get_into(&call_.rd, pfm, n_pfm, NULL)) goto bad; /* pfm */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27984,9 +27984,9 @@ APIGEN_EXPORT CUresult cuTexRefGetMipmapLevelBias(float *pbias, CUtexref hTexRef
         ret_ = (CUresult)v_;
     }
     if (pbias != NULL && !apigen_get_into(&call_.rd, pbias, n_pbias, NULL)) goto bad; /* pbias */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28042,9 +28042,9 @@ APIGEN_EXPORT CUresult cuTexRefGetMipmapLevelClamp(float *pminMipmapLevelClamp, 
     }
     if (pminMipmapLevelClamp != NULL && !apigen_get_into(&call_.rd, pminMipmapLevelClamp, n_pminMipmapLevelClamp, NULL)) goto bad; /* pminMipmapLevelClamp */
     if (pmaxMipmapLevelClamp != NULL && !apigen_get_into(&call_.rd, pmaxMipmapLevelClamp, n_pmaxMipmapLevelClamp, NULL)) goto bad; /* pmaxMipmapLevelClamp */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28102,9 +28102,9 @@ APIGEN_EXPORT CUresult cuTexRefGetMipmappedArray(CUmipmappedArray *phMipmappedAr
             phMipmappedArray[i_] = (CUmipmappedArray)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28153,9 +28153,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddress(unsigned int *ByteOffset, CUtexref hTe
         ret_ = (CUresult)v_;
     }
     if (ByteOffset != NULL && !apigen_get_into(&call_.rd, ByteOffset, n_ByteOffset, NULL)) goto bad; /* ByteOffset */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28206,9 +28206,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_D
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28259,9 +28259,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddress2D_v2(CUtexref hTexRef, const CUDA_ARRA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28312,9 +28312,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28360,9 +28360,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28411,9 +28411,9 @@ APIGEN_EXPORT CUresult cuTexRefSetAddress_v2(size_t *ByteOffset, CUtexref hTexRe
         ret_ = (CUresult)v_;
     }
     if (ByteOffset != NULL && !apigen_get_into(&call_.rd, ByteOffset, n_ByteOffset, NULL)) goto bad; /* ByteOffset */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28460,9 +28460,9 @@ APIGEN_EXPORT CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsign
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28508,9 +28508,9 @@ APIGEN_EXPORT CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderCo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28555,9 +28555,9 @@ APIGEN_EXPORT CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28599,9 +28599,9 @@ APIGEN_EXPORT CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28644,9 +28644,9 @@ APIGEN_EXPORT CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, i
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28688,9 +28688,9 @@ APIGEN_EXPORT CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int m
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28732,9 +28732,9 @@ APIGEN_EXPORT CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28776,9 +28776,9 @@ APIGEN_EXPORT CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28821,9 +28821,9 @@ APIGEN_EXPORT CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28867,9 +28867,9 @@ APIGEN_EXPORT CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedAr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28913,9 +28913,9 @@ APIGEN_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mo
         ret_ = (CUresult)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28973,9 +28973,9 @@ APIGEN_EXPORT CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr, C
             object_out[i_] = (CUuserObject)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29017,9 +29017,9 @@ APIGEN_EXPORT CUresult cuUserObjectRelease(CUuserObject object, unsigned int cou
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29061,9 +29061,9 @@ APIGEN_EXPORT CUresult cuUserObjectRetain(CUuserObject object, unsigned int coun
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29133,9 +29133,9 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29208,9 +29208,9 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaph
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

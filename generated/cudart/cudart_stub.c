@@ -93,9 +93,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -173,9 +173,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, c
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -258,9 +258,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -359,9 +359,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
         }
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -425,9 +425,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -495,9 +495,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hG
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -550,9 +550,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGra
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -610,9 +610,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hG
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -686,9 +686,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, 
     }
     if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
     if (numExtSems != NULL && !apigen_get_into(&call_.rd, numExtSems, n_numExtSems, NULL)) goto bad; /* numExtSems */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -757,9 +757,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -806,9 +806,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostFnDone(uint64_t id)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -860,9 +860,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, ui
         ret_ = (cudaError_t)v_;
     }
     if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -913,9 +913,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, ap
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -998,9 +998,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, 
     if (sharedMem != NULL && !apigen_get_into(&call_.rd, sharedMem, n_sharedMem, NULL)) goto bad; /* sharedMem */
     if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
     if (paramsSize != NULL && !apigen_get_into(&call_.rd, paramsSize, n_paramsSize, NULL)) goto bad; /* paramsSize */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1059,9 +1059,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1140,9 +1140,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1240,9 +1240,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, co
             library[i_] = (cudaLibrary_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1295,9 +1295,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsRegister(apigenCudartLogCb fn, void *u
         ret_ = (cudaError_t)v_;
     }
     if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1357,9 +1357,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsTake(uint64_t msg, char *buf, size_t c
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (len != NULL && !apigen_get_into(&call_.rd, len, n_len, NULL)) goto bad; /* len */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1406,9 +1406,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsUnregister(uint64_t reg)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1493,9 +1493,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node
             dptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1563,9 +1563,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p
         ret_ = (cudaError_t)v_;
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1637,9 +1637,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1738,9 +1738,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *
         ret_ = (cudaError_t)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1808,9 +1808,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t
     if (nparams != NULL && !apigen_get_into(&call_.rd, nparams, n_nparams, NULL)) goto bad; /* nparams */
     if (offsets != NULL && !apigen_get_into(&call_.rd, offsets, n_offsets, NULL)) goto bad; /* offsets */
     if (sizes != NULL && !apigen_get_into(&call_.rd, sizes, n_sizes, NULL)) goto bad; /* sizes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1864,9 +1864,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterAsyncNotification(int device, apig
         ret_ = (cudaError_t)v_;
     }
     if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -1950,9 +1950,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterModule(const void *image, size_t i
         }
     }
     if (proxies != NULL && !apigen_get_into(&call_.rd, proxies, n_proxies, NULL)) goto bad; /* proxies */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2054,9 +2054,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream, 
     }
     if (edges != NULL && !apigen_get_into(&call_.rd, edges, n_edges, NULL)) goto bad; /* edges */
     if (numDeps != NULL && !apigen_get_into(&call_.rd, numDeps, n_numDeps, NULL)) goto bad; /* numDeps */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2104,9 +2104,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterAsyncNotification(int device, ui
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2152,9 +2152,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterModule(apigenCudartModule module
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2216,9 +2216,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, s
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
     if (extent != NULL && !apigen_get_into(&call_.rd, extent, n_extent, NULL)) goto bad; /* extent */
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2272,9 +2272,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryR
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2336,9 +2336,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_
             pPlaneArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2388,9 +2388,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparsePro
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2447,9 +2447,9 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2542,9 +2542,9 @@ APIGEN_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObje
         ret_ = (cudaError_t)v_;
     }
     if (pSurfObject != NULL && !apigen_get_into(&call_.rd, pSurfObject, n_pSurfObject, NULL)) goto bad; /* pSurfObject */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2609,9 +2609,9 @@ APIGEN_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObjec
         ret_ = (cudaError_t)v_;
     }
     if (pTexObject != NULL && !apigen_get_into(&call_.rd, pTexObject, n_pTexObject, NULL)) goto bad; /* pTexObject */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2655,9 +2655,9 @@ APIGEN_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2699,9 +2699,9 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2745,9 +2745,9 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2789,9 +2789,9 @@ APIGEN_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObjec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2833,9 +2833,9 @@ APIGEN_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2898,9 +2898,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceCanAccessPeer(int *canAccessPeer,
         ret_ = (cudaError_t)v_;
     }
     if (canAccessPeer != NULL && !apigen_get_into(&call_.rd, canAccessPeer, n_canAccessPeer, NULL)) goto bad; /* canAccessPeer */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -2953,9 +2953,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceDisablePeerAccess(int peerDevice)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3006,9 +3006,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceEnablePeerAccess(int peerDevice, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3051,9 +3051,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3112,9 +3112,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3167,9 +3167,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBu
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3219,9 +3219,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheCon
         ret_ = (cudaError_t)v_;
     }
     if (pCacheConfig != NULL && !apigen_get_into(&call_.rd, pCacheConfig, n_pCacheConfig, NULL)) goto bad; /* pCacheConfig */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3287,9 +3287,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, in
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3345,9 +3345,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3408,9 +3408,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3461,9 +3461,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limi
         ret_ = (cudaError_t)v_;
     }
     if (pValue != NULL && !apigen_get_into(&call_.rd, pValue, n_pValue, NULL)) goto bad; /* pValue */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3529,9 +3529,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int devic
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3610,9 +3610,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3678,9 +3678,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3739,9 +3739,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int dev
         ret_ = (cudaError_t)v_;
     }
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3791,9 +3791,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)v_;
     }
     if (pConfig != NULL && !apigen_get_into(&call_.rd, pConfig, n_pConfig, NULL)) goto bad; /* pConfig */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3849,9 +3849,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, i
     }
     if (leastPriority != NULL && !apigen_get_into(&call_.rd, leastPriority, n_leastPriority, NULL)) goto bad; /* leastPriority */
     if (greatestPriority != NULL && !apigen_get_into(&call_.rd, greatestPriority, n_greatestPriority, NULL)) goto bad; /* greatestPriority */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3914,9 +3914,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
         ret_ = (cudaError_t)v_;
     }
     if (maxWidthInElements != NULL && !apigen_get_into(&call_.rd, maxWidthInElements, n_maxWidthInElements, NULL)) goto bad; /* maxWidthInElements */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -3969,9 +3969,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4019,9 +4019,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
     apigen_cache_forget(&call_, "contexts"); /* cache: answers kept under contexts are unknown */
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4061,9 +4061,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfi
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4118,9 +4118,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4163,9 +4163,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4216,9 +4216,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4261,9 +4261,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4305,9 +4305,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceSynchronize(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4354,9 +4354,9 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4510,9 +4510,9 @@ APIGEN_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4579,9 +4579,9 @@ APIGEN_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned 
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4625,9 +4625,9 @@ APIGEN_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4679,9 +4679,9 @@ APIGEN_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cud
         ret_ = (cudaError_t)v_;
     }
     if (ms != NULL && !apigen_get_into(&call_.rd, ms, n_ms, NULL)) goto bad; /* ms */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4729,9 +4729,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventQuery(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4789,9 +4789,9 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4850,9 +4850,9 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4911,9 +4911,9 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -4971,9 +4971,9 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5018,9 +5018,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventSynchronize(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5084,9 +5084,9 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
         }
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5152,9 +5152,9 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappe
             mipmap[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5205,9 +5205,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5251,9 +5251,9 @@ APIGEN_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5303,9 +5303,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5355,9 +5355,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5401,9 +5401,9 @@ APIGEN_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5451,9 +5451,9 @@ APIGEN_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
         ret_ = (cudaError_t)v_;
     }
     if (attr != NULL && !apigen_get_into(&call_.rd, attr, n_attr, NULL)) goto bad; /* attr */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5511,9 +5511,9 @@ APIGEN_EXPORT cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramInd
     }
     if (paramOffset != NULL && !apigen_get_into(&call_.rd, paramOffset, n_paramOffset, NULL)) goto bad; /* paramOffset */
     if (paramSize != NULL && !apigen_get_into(&call_.rd, paramSize, n_paramSize, NULL)) goto bad; /* paramSize */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5562,9 +5562,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFuncSetAttribute(const void *func, enum
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5608,9 +5608,9 @@ APIGEN_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFunc
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5654,9 +5654,9 @@ APIGEN_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cuda
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "functions"); /* cache: answers kept under functions are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5795,9 +5795,9 @@ APIGEN_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
         ret_ = (cudaError_t)v_;
     }
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5864,9 +5864,9 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
         if (ret_ == cudaSuccess && device != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* device */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -5920,9 +5920,9 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6010,9 +6010,9 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6073,9 +6073,9 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6144,9 +6144,9 @@ APIGEN_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const
             functionPtr[i_] = (cudaFunction_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6202,9 +6202,9 @@ APIGEN_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *ent
             kernelPtr[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6306,9 +6306,9 @@ APIGEN_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cu
             levelArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6356,9 +6356,9 @@ APIGEN_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6418,9 +6418,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGetSymbolAddress(void **devPtr, const v
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6468,9 +6468,9 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
         ret_ = (cudaError_t)v_;
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6521,9 +6521,9 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6574,9 +6574,9 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResour
         ret_ = (cudaError_t)v_;
     }
     if (pResViewDesc != NULL && !apigen_get_into(&call_.rd, pResViewDesc, n_pResViewDesc, NULL)) goto bad; /* pResViewDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6627,9 +6627,9 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc
         ret_ = (cudaError_t)v_;
     }
     if (pTexDesc != NULL && !apigen_get_into(&call_.rd, pTexDesc, n_pTexDesc, NULL)) goto bad; /* pTexDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6705,9 +6705,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6782,9 +6782,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6858,9 +6858,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cud
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -6933,9 +6933,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNod
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7008,9 +7008,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7083,9 +7083,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, c
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7161,9 +7161,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cu
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7243,9 +7243,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, 
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7322,9 +7322,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGra
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7401,9 +7401,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraph
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7479,9 +7479,9 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cu
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7542,9 +7542,9 @@ APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, 
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7602,9 +7602,9 @@ APIGEN_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t o
             pGraphClone[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7656,9 +7656,9 @@ APIGEN_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalH
         ret_ = (cudaError_t)v_;
     }
     if (pHandle_out != NULL && !apigen_get_into(&call_.rd, pHandle_out, n_pHandle_out, NULL)) goto bad; /* pHandle_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7717,9 +7717,9 @@ APIGEN_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flag
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7765,9 +7765,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7812,9 +7812,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7858,9 +7858,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7918,9 +7918,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -7966,9 +7966,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8026,9 +8026,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, c
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8074,9 +8074,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8124,9 +8124,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8171,9 +8171,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8221,9 +8221,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8271,9 +8271,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8323,9 +8323,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsig
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8379,9 +8379,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGrap
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8436,9 +8436,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8490,9 +8490,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphEx
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8544,9 +8544,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8597,9 +8597,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGrap
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8654,9 +8654,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (resultInfo != NULL && !apigen_get_into(&call_.rd, resultInfo, n_resultInfo, NULL)) goto bad; /* resultInfo */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8742,9 +8742,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (numEdges != NULL && !apigen_get_into(&call_.rd, numEdges, n_numEdges, NULL)) goto bad; /* numEdges */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8811,9 +8811,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *
         }
     }
     if (numNodes != NULL && !apigen_get_into(&call_.rd, numNodes, n_numNodes, NULL)) goto bad; /* numNodes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8880,9 +8880,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode
         }
     }
     if (pNumRootNodes != NULL && !apigen_get_into(&call_.rd, pNumRootNodes, n_pNumRootNodes, NULL)) goto bad; /* pNumRootNodes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -8944,9 +8944,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cuda
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9005,9 +9005,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphE
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9071,9 +9071,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraph
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9140,9 +9140,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *p
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9191,9 +9191,9 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9244,9 +9244,9 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9299,9 +9299,9 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9365,9 +9365,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9428,9 +9428,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9480,9 +9480,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, vo
         ret_ = (cudaError_t)v_;
     }
     if (dptr_out != NULL && !apigen_get_into(&call_.rd, dptr_out, n_dptr_out, NULL)) goto bad; /* dptr_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9532,9 +9532,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)v_;
     }
     if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9586,9 +9586,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9641,9 +9641,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, v
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9693,9 +9693,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9745,9 +9745,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t n
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9797,9 +9797,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)v_;
     }
     if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9851,9 +9851,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9916,9 +9916,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaG
             pNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -9988,9 +9988,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cud
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (pNumDependencies != NULL && !apigen_get_into(&call_.rd, pNumDependencies, n_pNumDependencies, NULL)) goto bad; /* pNumDependencies */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10063,9 +10063,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, c
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (pNumDependentNodes != NULL && !apigen_get_into(&call_.rd, pNumDependentNodes, n_pNumDependentNodes, NULL)) goto bad; /* pNumDependentNodes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10120,9 +10120,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cu
         ret_ = (cudaError_t)v_;
     }
     if (isEnabled != NULL && !apigen_get_into(&call_.rd, isEnabled, n_isEnabled, NULL)) goto bad; /* isEnabled */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10175,9 +10175,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (pType != NULL && !apigen_get_into(&call_.rd, pType, n_pType, NULL)) goto bad; /* pType */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10227,9 +10227,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10276,9 +10276,9 @@ APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUser
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10353,9 +10353,9 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10406,9 +10406,9 @@ APIGEN_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserO
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10454,9 +10454,9 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10502,9 +10502,9 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaSt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10596,9 +10596,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResour
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10668,9 +10668,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmap
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10734,9 +10734,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, si
         }
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10784,9 +10784,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10846,9 +10846,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *arr
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10906,9 +10906,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsReso
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -10952,9 +10952,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11034,9 +11034,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaHostGetDevicePointer(void **pDevice, vo
             pDevice[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11108,9 +11108,9 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11155,9 +11155,9 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11207,9 +11207,9 @@ APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cu
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11262,9 +11262,9 @@ APIGEN_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11323,9 +11323,9 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEven
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11383,9 +11383,9 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t
         }
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11432,9 +11432,9 @@ APIGEN_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11493,9 +11493,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, uns
             kernels[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11560,9 +11560,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaL
         }
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11624,9 +11624,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrar
             pKernel[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11676,9 +11676,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLib
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11747,9 +11747,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryGetManaged(void **dptr, size_t *
         }
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11851,9 +11851,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
             library[i_] = (cudaLibrary_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11900,9 +11900,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -11950,9 +11950,9 @@ APIGEN_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigne
         ret_ = (cudaError_t)v_;
     }
     if (iterator_out != NULL && !apigen_get_into(&call_.rd, iterator_out, n_iterator_out, NULL)) goto bad; /* iterator_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12026,9 +12026,9 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *
     if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
     if (buffer != NULL && !apigen_get_into(&call_.rd, buffer, n_buffer, NULL)) goto bad; /* buffer */
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12091,9 +12091,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12143,9 +12143,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc3D(struct cudaPitchedPtr *pitched
     }
     if (pitchedDevPtr != NULL && !apigen_get_into(&call_.rd, pitchedDevPtr, n_pitchedDevPtr, NULL)) goto bad; /* pitchedDevPtr */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12210,9 +12210,9 @@ APIGEN_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cud
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12278,9 +12278,9 @@ APIGEN_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaC
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12346,9 +12346,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12411,9 +12411,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12478,9 +12478,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12545,9 +12545,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12608,9 +12608,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocManaged(void **devPtr, size_t siz
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12673,9 +12673,9 @@ APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmapp
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12743,9 +12743,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocPitch(void **devPtr, size_t *pitc
     }
     if (pitch != NULL && !apigen_get_into(&call_.rd, pitch, n_pitch, NULL)) goto bad; /* pitch */
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12795,9 +12795,9 @@ APIGEN_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12870,9 +12870,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -12948,9 +12948,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13015,9 +13015,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13082,9 +13082,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13148,9 +13148,9 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13206,9 +13206,9 @@ APIGEN_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     }
     if (free != NULL && !apigen_get_into(&call_.rd, free, n_free, NULL)) goto bad; /* free */
     if (total != NULL && !apigen_get_into(&call_.rd, total, n_total, NULL)) goto bad; /* total */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13272,9 +13272,9 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13337,9 +13337,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13387,9 +13387,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         ret_ = (cudaError_t)v_;
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13439,9 +13439,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportDa
         ret_ = (cudaError_t)v_;
     }
     if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13511,9 +13511,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13567,9 +13567,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cu
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13645,9 +13645,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
         }
     }
     apigen_cache_forget(&call_, "pointers"); /* cache: answers kept under pointers are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13700,9 +13700,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13755,9 +13755,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13802,9 +13802,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minByt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13853,9 +13853,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13904,9 +13904,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -13979,9 +13979,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14057,9 +14057,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14115,9 +14115,9 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, 
         ret_ = (cudaError_t)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14167,9 +14167,9 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14249,9 +14249,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14328,9 +14328,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14383,9 +14383,9 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffs
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14438,9 +14438,9 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14519,9 +14519,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14600,9 +14600,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14669,9 +14669,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14740,9 +14740,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14811,9 +14811,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14880,9 +14880,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -14946,9 +14946,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15014,9 +15014,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15082,9 +15082,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15148,9 +15148,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15227,9 +15227,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15281,9 +15281,9 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffset
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15335,9 +15335,9 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wO
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15431,9 +15431,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15527,9 +15527,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15594,9 +15594,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray(void *dst, cudaArray_co
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15663,9 +15663,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15732,9 +15732,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync_ptsz(void *dst, cu
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15799,9 +15799,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray_ptds(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15864,9 +15864,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol(void *dst, const void 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15931,9 +15931,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -15998,9 +15998,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(void *dst, c
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16063,9 +16063,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol_ptds(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16127,9 +16127,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeer(void *dst, int dstDevice, co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16193,9 +16193,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeerAsync(void *dst, int dstDevic
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16257,9 +16257,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16323,9 +16323,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16389,9 +16389,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16453,9 +16453,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16527,9 +16527,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16590,9 +16590,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16653,9 +16653,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16727,9 +16727,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16806,9 +16806,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16855,9 +16855,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16906,9 +16906,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D(void *devPtr, size_t pitch, in
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -16971,9 +16971,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync(void *devPtr, size_t pitc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17036,9 +17036,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync_ptsz(void *devPtr, size_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17087,9 +17087,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D_ptds(void *devPtr, size_t pitc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17133,9 +17133,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17193,9 +17193,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17253,9 +17253,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17299,9 +17299,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17364,9 +17364,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17429,9 +17429,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17478,9 +17478,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset_ptds(void *devPtr, int value, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17531,9 +17531,9 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArr
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17586,9 +17586,9 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArray
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17641,9 +17641,9 @@ APIGEN_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dyna
         ret_ = (cudaError_t)v_;
     }
     if (dynamicSmemSize != NULL && !apigen_get_into(&call_.rd, dynamicSmemSize, n_dynamicSmemSize, NULL)) goto bad; /* dynamicSmemSize */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17696,9 +17696,9 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17752,9 +17752,9 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17855,9 +17855,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
     if (attributes != NULL && !apigen_get_into(&call_.rd, attributes, n_attributes, NULL)) goto bad; /* attributes */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17901,9 +17901,9 @@ APIGEN_EXPORT cudaError_t cudaProfilerStart(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17941,9 +17941,9 @@ APIGEN_EXPORT cudaError_t cudaProfilerStop(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -17990,9 +17990,9 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
     if (runtimeVersion != NULL && !apigen_get_into(&call_.rd, runtimeVersion, n_runtimeVersion, NULL)) goto bad; /* runtimeVersion */
     if (!cached_ && (ret_ == cudaSuccess))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18052,9 +18052,9 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         if (ret_ == cudaSuccess)
             apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)device)); /* device */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18101,9 +18101,9 @@ APIGEN_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
     apigen_cache_forget(&call_, "primary_context"); /* cache: answers kept under primary_context are unknown */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18154,9 +18154,9 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
         apigen_tstate_forget_others(&call_); /* the family's other APIs: unknown until a call tells */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18222,9 +18222,9 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18290,9 +18290,9 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExter
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18343,9 +18343,9 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *de
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18393,9 +18393,9 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18441,9 +18441,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture(cudaStream_t stream,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18508,9 +18508,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph(cudaStream_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18578,9 +18578,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph_ptsz(cudaStre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18629,9 +18629,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture_ptsz(cudaStream_t st
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18677,9 +18677,9 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18725,9 +18725,9 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaSt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18782,9 +18782,9 @@ APIGEN_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18840,9 +18840,9 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsig
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18899,9 +18899,9 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, un
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -18945,9 +18945,9 @@ APIGEN_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19006,9 +19006,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamEndCapture(cudaStream_t stream, c
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19067,9 +19067,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamEndCapture_ptsz(cudaStream_t stre
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19120,9 +19120,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunc
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19176,9 +19176,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cuda
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19233,9 +19233,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19290,9 +19290,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19345,9 +19345,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int 
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19400,9 +19400,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19455,9 +19455,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19510,9 +19510,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19565,9 +19565,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prior
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19620,9 +19620,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19676,9 +19676,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamIsCapturing(cudaStream_t stream, 
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19732,9 +19732,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamIsCapturing_ptsz(cudaStream_t str
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19782,9 +19782,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19829,9 +19829,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery_ptsz(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19881,9 +19881,9 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19936,9 +19936,9 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -19986,9 +19986,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20033,9 +20033,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize_ptsz(cudaStream_t str
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20099,9 +20099,9 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20168,9 +20168,9 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20232,9 +20232,9 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20293,9 +20293,9 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20342,9 +20342,9 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
         ret_ = (cudaError_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20405,9 +20405,9 @@ APIGEN_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, voi
             object_out[i_] = (cudaUserObject_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20452,9 +20452,9 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigne
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20499,9 +20499,9 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20586,9 +20586,9 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSema
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
@@ -20654,9 +20654,9 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess) {
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != cudaSuccess)
         apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */

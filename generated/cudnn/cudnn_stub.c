@@ -36,9 +36,9 @@ APIGEN_HIDDEN cudnnStatus_t apigenCudnnStatusText(cudnnStatus_t status, char *bu
         ret_ = (cudnnStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -140,9 +140,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle, cudnnA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -229,9 +229,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnAc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -315,9 +315,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void *alp
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -355,9 +355,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnAdvVersionCheck(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -411,9 +411,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendCreateDescriptor(cudnnBackendD
     }
     if (descriptor != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *descriptor = (cudnnBackendDescriptor_t)(uintptr_t)g_descriptor; /* descriptor: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -465,9 +465,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendDestroyDescriptor(cudnnBackend
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -524,9 +524,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBacke
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -580,9 +580,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendFinalize(cudnnBackendDescripto
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -638,9 +638,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendGetAttribute(const cudnnBackendDescripto
     }
     if (elementCount != NULL && !apigen_get_into(&call_.rd, elementCount, n_elementCount, NULL)) goto bad; /* elementCount */
     if (arrayOfElements != NULL && !apigen_get_into(&call_.rd, arrayOfElements, n_arrayOfElements, NULL)) goto bad; /* arrayOfElements */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -684,9 +684,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t desc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -733,9 +733,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendPopulateCudaGraph(cudnnHandle_t handle, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -798,9 +798,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnBackendSetAttribute(cudnnBackendDescr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -847,9 +847,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendUpdateCudaGraph(cudnnHandle_t handle, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -979,9 +979,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1140,9 +1140,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1246,9 +1246,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1356,9 +1356,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1486,9 +1486,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1535,9 +1535,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnBuildRNNDynamic(cudnnHandle_t handle, cudnnRNND
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1621,9 +1621,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAl
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1661,9 +1661,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCnnVersionCheck(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1744,9 +1744,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1845,9 +1845,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1949,9 +1949,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2068,9 +2068,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2172,9 +2172,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2229,9 +2229,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
             handle[i_] = (cudnnHandle_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2307,9 +2307,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateActivationDescriptor(cudnnActiv
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2365,9 +2365,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateAttnDescriptor(cudnnAttnDescrip
     }
     if (attnDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *attnDesc = (cudnnAttnDescriptor_t)(uintptr_t)g_attnDesc; /* attnDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2423,9 +2423,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateCTCLossDescriptor(cudnnCTCLossD
     }
     if (ctcLossDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *ctcLossDesc = (cudnnCTCLossDescriptor_t)(uintptr_t)g_ctcLossDesc; /* ctcLossDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2481,9 +2481,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateConvolutionDescriptor(cudnnConv
     }
     if (convDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *convDesc = (cudnnConvolutionDescriptor_t)(uintptr_t)g_convDesc; /* convDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2539,9 +2539,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateDropoutDescriptor(cudnnDropoutD
     }
     if (dropoutDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *dropoutDesc = (cudnnDropoutDescriptor_t)(uintptr_t)g_dropoutDesc; /* dropoutDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2597,9 +2597,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateFilterDescriptor(cudnnFilterDes
     }
     if (filterDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *filterDesc = (cudnnFilterDescriptor_t)(uintptr_t)g_filterDesc; /* filterDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2652,9 +2652,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateFusedOpsConstParamPack(cudnnFusedOpsConst
             constPack[i_] = (cudnnFusedOpsConstParamPack_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2707,9 +2707,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateFusedOpsPlan(cudnnFusedOpsPlan_t *plan, c
             plan[i_] = (cudnnFusedOpsPlan_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2762,9 +2762,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnCreateFusedOpsVariantParamPack(cudnnFusedOpsVar
             varPack[i_] = (cudnnFusedOpsVariantParamPack_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2820,9 +2820,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateLRNDescriptor(cudnnLRNDescripto
     }
     if (normDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *normDesc = (cudnnLRNDescriptor_t)(uintptr_t)g_normDesc; /* normDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2878,9 +2878,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateOpTensorDescriptor(cudnnOpTenso
     }
     if (opTensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *opTensorDesc = (cudnnOpTensorDescriptor_t)(uintptr_t)g_opTensorDesc; /* opTensorDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2936,9 +2936,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreatePoolingDescriptor(cudnnPoolingD
     }
     if (poolingDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *poolingDesc = (cudnnPoolingDescriptor_t)(uintptr_t)g_poolingDesc; /* poolingDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2994,9 +2994,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateRNNDataDescriptor(cudnnRNNDataD
     }
     if (rnnDataDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *rnnDataDesc = (cudnnRNNDataDescriptor_t)(uintptr_t)g_rnnDataDesc; /* rnnDataDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3052,9 +3052,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateRNNDescriptor(cudnnRNNDescripto
     }
     if (rnnDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *rnnDesc = (cudnnRNNDescriptor_t)(uintptr_t)g_rnnDesc; /* rnnDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3110,9 +3110,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateReduceTensorDescriptor(cudnnRed
     }
     if (reduceTensorDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *reduceTensorDesc = (cudnnReduceTensorDescriptor_t)(uintptr_t)g_reduceTensorDesc; /* reduceTensorDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3168,9 +3168,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateSeqDataDescriptor(cudnnSeqDataD
     }
     if (seqDataDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *seqDataDesc = (cudnnSeqDataDescriptor_t)(uintptr_t)g_seqDataDesc; /* seqDataDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3226,9 +3226,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateSpatialTransformerDescriptor(cu
     }
     if (stDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *stDesc = (cudnnSpatialTransformerDescriptor_t)(uintptr_t)g_stDesc; /* stDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3304,9 +3304,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorDescriptor(cudnnTensorDes
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3362,9 +3362,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnCreateTensorTransformDescriptor(cudnn
     }
     if (transformDesc != NULL && ret_ == CUDNN_STATUS_SUCCESS)
         *transformDesc = (cudnnTensorTransformDescriptor_t)(uintptr_t)g_transformDesc; /* transformDesc: the id the server binds */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3410,9 +3410,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveBNTensorDescriptor(cudnnTensorD
         ret_ = (cudnnStatus_t)v_;
     }
     apigen_contents_forget((uint64_t)(uintptr_t)derivedBnDesc); /* derivedBnDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3462,9 +3462,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveNormTensorDescriptor(cudnnTenso
     }
     apigen_contents_forget((uint64_t)(uintptr_t)derivedNormScaleBiasDesc); /* derivedNormScaleBiasDesc: changed in a way the guest does not record: unknown */
     apigen_contents_forget((uint64_t)(uintptr_t)derivedNormMeanVarDesc); /* derivedNormMeanVarDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3505,9 +3505,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3562,9 +3562,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDesc
     }
     if (ret_ == CUDNN_STATUS_SUCCESS) /* activationDesc: gone, and what it held */
         apigen_contents_forget((uint64_t)(uintptr_t)activationDesc);
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3615,9 +3615,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyAttnDescriptor(cudnnAttnDescriptor_t att
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3668,9 +3668,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3721,9 +3721,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3774,9 +3774,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyDropoutDescriptor(cudnnDropoutDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3830,9 +3830,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3873,9 +3873,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyFusedOpsConstParamPack(cudnnFusedOpsCons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3916,9 +3916,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyFusedOpsPlan(cudnnFusedOpsPlan_t plan)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3959,9 +3959,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyFusedOpsVariantParamPack(cudnnFusedOpsVa
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4012,9 +4012,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyLRNDescriptor(cudnnLRNDescriptor_t lrnDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4065,9 +4065,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyOpTensorDescriptor(cudnnOpTensorDescript
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4118,9 +4118,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyPoolingDescriptor(cudnnPoolingDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4171,9 +4171,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4224,9 +4224,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4277,9 +4277,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyReduceTensorDescriptor(cudnnReduceTensor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4330,9 +4330,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroySeqDataDescriptor(cudnnSeqDataDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4383,9 +4383,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroySpatialTransformerDescriptor(cudnnSpatia
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4443,9 +4443,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDe
     }
     if (ret_ == CUDNN_STATUS_SUCCESS) /* tensorDesc: gone, and what it held */
         apigen_contents_forget((uint64_t)(uintptr_t)tensorDesc);
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4496,9 +4496,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorTransformDescriptor(cudnnTensorTra
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4601,9 +4601,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationBackward(cudnnHandle_t han
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4700,9 +4700,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationForward(cudnnHandle_t hand
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4772,9 +4772,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutBackward(cudnnHandle_t handle, const cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4844,9 +4844,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutForward(cudnnHandle_t handle, const cudn
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4893,9 +4893,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutGetReserveSpaceSize(cudnnTensorDescripto
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4945,9 +4945,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutGetStatesSize(cudnnHandle_t handle, size
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5012,9 +5012,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandl
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5088,9 +5088,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHan
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5155,9 +5155,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHan
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5231,9 +5231,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnnH
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5298,9 +5298,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5374,9 +5374,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5424,9 +5424,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnFusedOpsExecute(cudnnHandle_t handle, const cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5485,9 +5485,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetActivationDescriptor(const cudnnActivationDe
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
     if (reluNanOpt != NULL && !apigen_get_into(&call_.rd, reluNanOpt, n_reluNanOpt, NULL)) goto bad; /* reluNanOpt */
     if (coef != NULL && !apigen_get_into(&call_.rd, coef, n_coef, NULL)) goto bad; /* coef */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5537,9 +5537,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetActivationDescriptorSwishBeta(cudnnActivatio
         ret_ = (cudnnStatus_t)v_;
     }
     if (swish_beta != NULL && !apigen_get_into(&call_.rd, swish_beta, n_swish_beta, NULL)) goto bad; /* swish_beta */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5712,9 +5712,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetAttnDescriptor(cudnnAttnDescriptor_t attnDes
     if (kvMaxSeqLength != NULL && !apigen_get_into(&call_.rd, kvMaxSeqLength, n_kvMaxSeqLength, NULL)) goto bad; /* kvMaxSeqLength */
     if (maxBatchSize != NULL && !apigen_get_into(&call_.rd, maxBatchSize, n_maxBatchSize, NULL)) goto bad; /* maxBatchSize */
     if (maxBeamSize != NULL && !apigen_get_into(&call_.rd, maxBeamSize, n_maxBeamSize, NULL)) goto bad; /* maxBeamSize */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5798,9 +5798,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(cu
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
     if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5878,9 +5878,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspace
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
     if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5949,9 +5949,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
     if (!cached_ && (ret_ == CUDNN_STATUS_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6001,9 +6001,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor(cudnnCTCLossDescriptor_t c
         ret_ = (cudnnStatus_t)v_;
     }
     if (compType != NULL && !apigen_get_into(&call_.rd, compType, n_compType, NULL)) goto bad; /* compType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6065,9 +6065,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t
     if (compType != NULL && !apigen_get_into(&call_.rd, compType, n_compType, NULL)) goto bad; /* compType */
     if (normMode != NULL && !apigen_get_into(&call_.rd, normMode, n_normMode, NULL)) goto bad; /* normMode */
     if (gradMode != NULL && !apigen_get_into(&call_.rd, gradMode, n_gradMode, NULL)) goto bad; /* gradMode */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6135,9 +6135,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_
     if (normMode != NULL && !apigen_get_into(&call_.rd, normMode, n_normMode, NULL)) goto bad; /* normMode */
     if (gradMode != NULL && !apigen_get_into(&call_.rd, gradMode, n_gradMode, NULL)) goto bad; /* gradMode */
     if (maxLabelLength != NULL && !apigen_get_into(&call_.rd, maxLabelLength, n_maxLabelLength, NULL)) goto bad; /* maxLabelLength */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6205,9 +6205,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_
     if (normMode != NULL && !apigen_get_into(&call_.rd, normMode, n_normMode, NULL)) goto bad; /* normMode */
     if (ctcGradMode != NULL && !apigen_get_into(&call_.rd, ctcGradMode, n_ctcGradMode, NULL)) goto bad; /* ctcGradMode */
     if (maxLabelLength != NULL && !apigen_get_into(&call_.rd, maxLabelLength, n_maxLabelLength, NULL)) goto bad; /* maxLabelLength */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6281,9 +6281,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6386,9 +6386,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolution2dDescriptor(const cudnnConvoluti
     if (dilation_w != NULL && !apigen_get_into(&call_.rd, dilation_w, n_dilation_w, NULL)) goto bad; /* dilation_w */
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
     if (computeType != NULL && !apigen_get_into(&call_.rd, computeType, n_computeType, NULL)) goto bad; /* computeType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6460,9 +6460,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnCon
     if (c != NULL && !apigen_get_into(&call_.rd, c, n_c, NULL)) goto bad; /* c */
     if (h != NULL && !apigen_get_into(&call_.rd, h, n_h, NULL)) goto bad; /* h */
     if (w != NULL && !apigen_get_into(&call_.rd, w, n_w, NULL)) goto bad; /* w */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6512,9 +6512,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cud
         ret_ = (cudnnStatus_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6579,9 +6579,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHan
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6640,9 +6640,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(cudnnHa
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6692,9 +6692,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(c
         ret_ = (cudnnStatus_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6759,9 +6759,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnH
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6820,9 +6820,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(cudnn
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6872,9 +6872,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHan
         ret_ = (cudnnStatus_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6939,9 +6939,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t
     }
     if (returnedAlgoCount != NULL && !apigen_get_into(&call_.rd, returnedAlgoCount, n_returnedAlgoCount, NULL)) goto bad; /* returnedAlgoCount */
     if (perfResults != NULL && !apigen_get_into(&call_.rd, perfResults, n_perfResults, NULL)) goto bad; /* perfResults */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7000,9 +7000,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7052,9 +7052,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescri
         ret_ = (cudnnStatus_t)v_;
     }
     if (groupCount != NULL && !apigen_get_into(&call_.rd, groupCount, n_groupCount, NULL)) goto bad; /* groupCount */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7104,9 +7104,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescript
         ret_ = (cudnnStatus_t)v_;
     }
     if (mathType != NULL && !apigen_get_into(&call_.rd, mathType, n_mathType, NULL)) goto bad; /* mathType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7187,9 +7187,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvoluti
     if (dilationA != NULL && !apigen_get_into(&call_.rd, dilationA, n_dilationA, NULL)) goto bad; /* dilationA */
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
     if (computeType != NULL && !apigen_get_into(&call_.rd, computeType, n_computeType, NULL)) goto bad; /* computeType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7244,9 +7244,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionNdForwardOutputDim(const cudnnCon
         ret_ = (cudnnStatus_t)v_;
     }
     if (tensorOuputDimA != NULL && !apigen_get_into(&call_.rd, tensorOuputDimA, n_tensorOuputDimA, NULL)) goto bad; /* tensorOuputDimA */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7296,9 +7296,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolutionReorderType(cudnnConvolutionDescr
         ret_ = (cudnnStatus_t)v_;
     }
     if (reorderType != NULL && !apigen_get_into(&call_.rd, reorderType, n_reorderType, NULL)) goto bad; /* reorderType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7402,9 +7402,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetDropoutDescriptor(cudnnDropoutDescriptor_t d
         }
     }
     if (seed != NULL && !apigen_get_into(&call_.rd, seed, n_seed, NULL)) goto bad; /* seed */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7484,9 +7484,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFilter4dDescriptor(const cudnnFilterDescript
     if (c != NULL && !apigen_get_into(&call_.rd, c, n_c, NULL)) goto bad; /* c */
     if (h != NULL && !apigen_get_into(&call_.rd, h, n_h, NULL)) goto bad; /* h */
     if (w != NULL && !apigen_get_into(&call_.rd, w, n_w, NULL)) goto bad; /* w */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7555,9 +7555,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescript
     if (format != NULL && !apigen_get_into(&call_.rd, format, n_format, NULL)) goto bad; /* format */
     if (nbDims != NULL && !apigen_get_into(&call_.rd, nbDims, n_nbDims, NULL)) goto bad; /* nbDims */
     if (filterDimA != NULL && !apigen_get_into(&call_.rd, filterDimA, n_filterDimA, NULL)) goto bad; /* filterDimA */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7607,9 +7607,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFilterSizeInBytes(const cudnnFilterDescripto
         ret_ = (cudnnStatus_t)v_;
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7680,9 +7680,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetFoldedConvBackwardDataDescriptors(const cudn
     }
     apigen_contents_forget((uint64_t)(uintptr_t)paddedDiffDesc); /* paddedDiffDesc: changed in a way the guest does not record: unknown */
     apigen_contents_forget((uint64_t)(uintptr_t)foldedGradDesc); /* foldedGradDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7770,9 +7770,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetLRNDescriptor(cudnnLRNDescriptor_t normDesc,
     if (lrnAlpha != NULL && !apigen_get_into(&call_.rd, lrnAlpha, n_lrnAlpha, NULL)) goto bad; /* lrnAlpha */
     if (lrnBeta != NULL && !apigen_get_into(&call_.rd, lrnBeta, n_lrnBeta, NULL)) goto bad; /* lrnBeta */
     if (lrnK != NULL && !apigen_get_into(&call_.rd, lrnK, n_lrnK, NULL)) goto bad; /* lrnK */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7906,9 +7906,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnBuffers(cudnnHandle_t handle, c
     if (weightSizeInBytes != NULL && !apigen_get_into(&call_.rd, weightSizeInBytes, n_weightSizeInBytes, NULL)) goto bad; /* weightSizeInBytes */
     if (workSpaceSizeInBytes != NULL && !apigen_get_into(&call_.rd, workSpaceSizeInBytes, n_workSpaceSizeInBytes, NULL)) goto bad; /* workSpaceSizeInBytes */
     if (reserveSpaceSizeInBytes != NULL && !apigen_get_into(&call_.rd, reserveSpaceSizeInBytes, n_reserveSpaceSizeInBytes, NULL)) goto bad; /* reserveSpaceSizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7975,9 +7975,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetMultiHeadAttnWeights(cudnnHandle_t handle, c
         }
     }
     apigen_contents_forget((uint64_t)(uintptr_t)wDesc); /* wDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8044,9 +8044,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetNormalizationBackwardWorkspaceSize(cudnnHand
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8112,9 +8112,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(cu
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8172,9 +8172,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetNormalizationTrainingReserveSpaceSize(cudnnH
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8236,9 +8236,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetOpTensorDescriptor(const cudnnOpTensorDescri
     if (opTensorOp != NULL && !apigen_get_into(&call_.rd, opTensorOp, n_opTensorOp, NULL)) goto bad; /* opTensorOp */
     if (opTensorCompType != NULL && !apigen_get_into(&call_.rd, opTensorCompType, n_opTensorCompType, NULL)) goto bad; /* opTensorCompType */
     if (opTensorNanOpt != NULL && !apigen_get_into(&call_.rd, opTensorNanOpt, n_opTensorNanOpt, NULL)) goto bad; /* opTensorNanOpt */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8330,9 +8330,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPooling2dDescriptor(const cudnnPoolingDescri
     if (horizontalPadding != NULL && !apigen_get_into(&call_.rd, horizontalPadding, n_horizontalPadding, NULL)) goto bad; /* horizontalPadding */
     if (verticalStride != NULL && !apigen_get_into(&call_.rd, verticalStride, n_verticalStride, NULL)) goto bad; /* verticalStride */
     if (horizontalStride != NULL && !apigen_get_into(&call_.rd, horizontalStride, n_horizontalStride, NULL)) goto bad; /* horizontalStride */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8402,9 +8402,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPooling
     if (c != NULL && !apigen_get_into(&call_.rd, c, n_c, NULL)) goto bad; /* c */
     if (h != NULL && !apigen_get_into(&call_.rd, h, n_h, NULL)) goto bad; /* h */
     if (w != NULL && !apigen_get_into(&call_.rd, w, n_w, NULL)) goto bad; /* w */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8485,9 +8485,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPoolingNdDescriptor(const cudnnPoolingDescri
     if (windowDimA != NULL && !apigen_get_into(&call_.rd, windowDimA, n_windowDimA, NULL)) goto bad; /* windowDimA */
     if (paddingA != NULL && !apigen_get_into(&call_.rd, paddingA, n_paddingA, NULL)) goto bad; /* paddingA */
     if (strideA != NULL && !apigen_get_into(&call_.rd, strideA, n_strideA, NULL)) goto bad; /* strideA */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8540,9 +8540,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPoolingNdForwardOutputDim(const cudnnPooling
         ret_ = (cudnnStatus_t)v_;
     }
     if (outputTensorDimA != NULL && !apigen_get_into(&call_.rd, outputTensorDimA, n_outputTensorDimA, NULL)) goto bad; /* outputTensorDimA */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8590,9 +8590,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *valu
         ret_ = (cudnnStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8679,9 +8679,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNDataDescriptor(cudnnRNNDataDescriptor_t r
     if (vectorSize != NULL && !apigen_get_into(&call_.rd, vectorSize, n_vectorSize, NULL)) goto bad; /* vectorSize */
     if (seqLengthArray != NULL && !apigen_get_into(&call_.rd, seqLengthArray, n_seqLengthArray, NULL)) goto bad; /* seqLengthArray */
     if (paddingFill != NULL && !apigen_get_into(&call_.rd, paddingFill, n_paddingFill, NULL)) goto bad; /* paddingFill */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8817,9 +8817,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDes
         }
     }
     if (auxFlags != NULL && !apigen_get_into(&call_.rd, auxFlags, n_auxFlags, NULL)) goto bad; /* auxFlags */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8880,9 +8880,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t handle, cudn
     }
     if (workSpaceSize != NULL && !apigen_get_into(&call_.rd, workSpaceSize, n_workSpaceSize, NULL)) goto bad; /* workSpaceSize */
     if (reserveSpaceSize != NULL && !apigen_get_into(&call_.rd, reserveSpaceSize, n_reserveSpaceSize, NULL)) goto bad; /* reserveSpaceSize */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8966,9 +8966,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnR
     }
     apigen_contents_forget((uint64_t)(uintptr_t)mDesc); /* mDesc: changed in a way the guest does not record: unknown */
     apigen_contents_forget((uint64_t)(uintptr_t)bDesc); /* bDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9017,9 +9017,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t handle, cud
         ret_ = (cudnnStatus_t)v_;
     }
     if (weightSpaceSize != NULL && !apigen_get_into(&call_.rd, weightSpaceSize, n_weightSpaceSize, NULL)) goto bad; /* weightSpaceSize */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9093,9 +9093,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetReduceTensorDescriptor(const cudnnReduceTens
     if (reduceTensorNanOpt != NULL && !apigen_get_into(&call_.rd, reduceTensorNanOpt, n_reduceTensorNanOpt, NULL)) goto bad; /* reduceTensorNanOpt */
     if (reduceTensorIndices != NULL && !apigen_get_into(&call_.rd, reduceTensorIndices, n_reduceTensorIndices, NULL)) goto bad; /* reduceTensorIndices */
     if (reduceTensorIndicesType != NULL && !apigen_get_into(&call_.rd, reduceTensorIndicesType, n_reduceTensorIndicesType, NULL)) goto bad; /* reduceTensorIndicesType */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9151,9 +9151,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetReductionIndicesSize(cudnnHandle_t handle, c
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9209,9 +9209,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t handle,
         ret_ = (cudnnStatus_t)v_;
     }
     if (sizeInBytes != NULL && !apigen_get_into(&call_.rd, sizeInBytes, n_sizeInBytes, NULL)) goto bad; /* sizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9299,9 +9299,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetSeqDataDescriptor(const cudnnSeqDataDescript
     if (seqLengthArraySize != NULL && !apigen_get_into(&call_.rd, seqLengthArraySize, n_seqLengthArraySize, NULL)) goto bad; /* seqLengthArraySize */
     if (seqLengthArray != NULL && !apigen_get_into(&call_.rd, seqLengthArray, n_seqLengthArray, NULL)) goto bad; /* seqLengthArray */
     if (paddingFill != NULL && !apigen_get_into(&call_.rd, paddingFill, n_paddingFill, NULL)) goto bad; /* paddingFill */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9359,9 +9359,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *s
             streamId[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9456,9 +9456,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetTensor4dDescriptor(const cudnnTensorDescript
     if (cStride != NULL && !apigen_get_into(&call_.rd, cStride, n_cStride, NULL)) goto bad; /* cStride */
     if (hStride != NULL && !apigen_get_into(&call_.rd, hStride, n_hStride, NULL)) goto bad; /* hStride */
     if (wStride != NULL && !apigen_get_into(&call_.rd, wStride, n_wStride, NULL)) goto bad; /* wStride */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9527,9 +9527,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescript
     if (nbDims != NULL && !apigen_get_into(&call_.rd, nbDims, n_nbDims, NULL)) goto bad; /* nbDims */
     if (dimA != NULL && !apigen_get_into(&call_.rd, dimA, n_dimA, NULL)) goto bad; /* dimA */
     if (strideA != NULL && !apigen_get_into(&call_.rd, strideA, n_strideA, NULL)) goto bad; /* strideA */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9579,9 +9579,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetTensorSizeInBytes(const cudnnTensorDescripto
         ret_ = (cudnnStatus_t)v_;
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9656,9 +9656,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetTensorTransformDescriptor(cudnnTensorTransfo
     if (padAfterA != NULL && !apigen_get_into(&call_.rd, padAfterA, n_padAfterA, NULL)) goto bad; /* padAfterA */
     if (foldA != NULL && !apigen_get_into(&call_.rd, foldA, n_foldA, NULL)) goto bad; /* foldA */
     if (direction != NULL && !apigen_get_into(&call_.rd, direction, n_direction, NULL)) goto bad; /* direction */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9731,9 +9731,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnGraphVersionCheck(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9796,9 +9796,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorD
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9851,9 +9851,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTr
     }
     if (destSizeInBytes != NULL && !apigen_get_into(&call_.rd, destSizeInBytes, n_destSizeInBytes, NULL)) goto bad; /* destSizeInBytes */
     apigen_contents_forget((uint64_t)(uintptr_t)destDesc); /* destDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9956,9 +9956,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10046,9 +10046,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10099,9 +10099,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnMakeFusedOpsPlan(cudnnHandle_t handle, cudnnFus
         ret_ = (cudnnStatus_t)v_;
     }
     if (workspaceSizeInBytes != NULL && !apigen_get_into(&call_.rd, workspaceSizeInBytes, n_workspaceSizeInBytes, NULL)) goto bad; /* workspaceSizeInBytes */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10206,9 +10206,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnMultiHeadAttnBackwardWeights(cudnnHandle_t hand
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10402,9 +10402,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10523,9 +10523,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(cudnnHandle_t han
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10658,9 +10658,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10766,9 +10766,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTen
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10806,9 +10806,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnOpsVersionCheck(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10904,9 +10904,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10993,9 +10993,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudn
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11087,9 +11087,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnR
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11156,9 +11156,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11233,9 +11233,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescri
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11300,9 +11300,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNGetClip_v8(cudnnRNNDescriptor_t rnnDesc, cud
     if (clipNanOpt != NULL && !apigen_get_into(&call_.rd, clipNanOpt, n_clipNanOpt, NULL)) goto bad; /* clipNanOpt */
     if (lclip != NULL && !apigen_get_into(&call_.rd, lclip, n_lclip, NULL)) goto bad; /* lclip */
     if (rclip != NULL && !apigen_get_into(&call_.rd, rclip, n_rclip, NULL)) goto bad; /* rclip */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11364,9 +11364,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNGetClip_v9(cudnnRNNDescriptor_t rnnDesc, cud
     if (clipMode != NULL && !apigen_get_into(&call_.rd, clipMode, n_clipMode, NULL)) goto bad; /* clipMode */
     if (lclip != NULL && !apigen_get_into(&call_.rd, lclip, n_lclip, NULL)) goto bad; /* lclip */
     if (rclip != NULL && !apigen_get_into(&call_.rd, rclip, n_rclip, NULL)) goto bad; /* rclip */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11414,9 +11414,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNSetClip_v8(cudnnRNNDescriptor_t rnnDesc, cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11460,9 +11460,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRNNSetClip_v9(cudnnRNNDescriptor_t rnnDesc, cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11558,9 +11558,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11616,9 +11616,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnReorderFilterAndBias(cudnnHandle_t handle, cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11666,9 +11666,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnRestoreDropoutDescriptor(cudnnDropoutDescriptor
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11736,9 +11736,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnScaleTensor(cudnnHandle_t handle, const cudnnTe
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11783,9 +11783,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescript
         ret_ = (cudnnStatus_t)v_;
     }
     apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11828,9 +11828,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetActivationDescriptorSwishBeta(cudnnActivatio
         ret_ = (cudnnStatus_t)v_;
     }
     apigen_contents_forget((uint64_t)(uintptr_t)activationDesc); /* activationDesc: changed in a way the guest does not record: unknown */
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11892,9 +11892,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetAttnDescriptor(cudnnAttnDescriptor_t attnDes
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11936,9 +11936,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11982,9 +11982,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12029,9 +12029,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor_v8(cudnnCTCLossDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12076,9 +12076,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12138,9 +12138,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12182,9 +12182,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescri
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12226,9 +12226,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescript
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12287,9 +12287,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12334,9 +12334,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetConvolutionReorderType(cudnnConvolutionDescr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12384,9 +12384,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetDropoutDescriptor(cudnnDropoutDescriptor_t d
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12446,9 +12446,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12510,9 +12510,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12582,9 +12582,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetLRNDescriptor(cudnnLRNDescriptor_t normDesc,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12628,9 +12628,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetOpTensorDescriptor(cudnnOpTensorDescriptor_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12679,9 +12679,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12740,9 +12740,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetPoolingNdDescriptor(cudnnPoolingDescriptor_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12801,9 +12801,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t r
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12862,9 +12862,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDes
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12910,9 +12910,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDesc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12976,9 +12976,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetSeqDataDescriptor(cudnnSeqDataDescriptor_t s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13030,9 +13030,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetSpatialTransformerNdDescriptor(cudnnSpatialT
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13089,9 +13089,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t st
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13159,9 +13159,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTens
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13251,9 +13251,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDesc
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13352,9 +13352,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDe
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13446,9 +13446,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDesc
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13539,9 +13539,9 @@ APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDe
         apigen_wr_free(&ck_);
         apigen_wr_free(&cv_);
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13603,9 +13603,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetTensorTransformDescriptor(cudnnTensorTransfo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13700,9 +13700,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoft
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13788,9 +13788,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftm
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13850,9 +13850,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t ha
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13912,9 +13912,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorForward(cudnnHandle_t han
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14033,9 +14033,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14125,9 +14125,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14214,9 +14214,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformFilter(cudnnHandle_t handle, const cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14300,9 +14300,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14389,9 +14389,9 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensorEx(cudnnHandle_t handle, const c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudnnStatus_t)v_;
     }
-    if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CUDNN_STATUS_SUCCESS || ret_ == (cudnnStatus_t)call_.deferred_error)) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

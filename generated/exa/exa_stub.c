@@ -46,9 +46,9 @@ APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer 
             buffer[i_] = (exaBuffer)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -112,9 +112,9 @@ APIGEN_EXPORT exaStatus exaCreateContext(int device, const char *name, exaContex
             ctx[i_] = (exaContext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -176,9 +176,9 @@ APIGEN_EXPORT exaStatus exaCreateContextWithProperties(const int64_t *properties
             ctx[i_] = (exaContext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -234,9 +234,9 @@ APIGEN_EXPORT exaStatus exaDestroyContext(exaContext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -299,9 +299,9 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -345,9 +345,9 @@ APIGEN_EXPORT exaStatus exaFinish(exaContext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -393,9 +393,9 @@ APIGEN_EXPORT exaStatus exaFree(void *dev_ptr)
     }
     if (ret_ == EXA_SUCCESS) /* dev_ptr: its range is gone */
         apigen_dev_forget(&exa_api, call_.server, (uint64_t)(uintptr_t)dev_ptr);
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -445,9 +445,9 @@ APIGEN_EXPORT exaStatus exaGetBufferSize(exaBuffer buffer, size_t *bytes)
         ret_ = (exaStatus)v_;
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -507,9 +507,9 @@ APIGEN_EXPORT exaStatus exaGetContextName(exaContext ctx, char *name, size_t cap
     }
     if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
     if (length != NULL && !apigen_get_into(&call_.rd, length, n_length, NULL)) goto bad; /* length */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -574,9 +574,9 @@ APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
         if (ret_ == EXA_SUCCESS && device != NULL)
             apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* current_device */
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -630,9 +630,9 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
     if (!cached_ && (ret_ == EXA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -731,9 +731,9 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
     if (!cached_ && (ret_ == EXA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -835,9 +835,9 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
     if (!cached_ && (ret_ == EXA_SUCCESS))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -900,9 +900,9 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -966,9 +966,9 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1026,9 +1026,9 @@ APIGEN_EXPORT exaStatus exaMalloc(void **dev_ptr, size_t bytes)
     }
     if (dev_ptr != NULL && ret_ == EXA_SUCCESS) /* dev_ptr: a device range of this call's server */
         apigen_dev_note(&exa_api, call_.server, (uint64_t)(uintptr_t)*dev_ptr, (uint64_t)(bytes));
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1104,9 +1104,9 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
     if (kind == EXA_COPY_DEVICE_TO_HOST) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1202,9 +1202,9 @@ APIGEN_EXPORT exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t by
         ret_ = (exaStatus)v_;
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1257,9 +1257,9 @@ APIGEN_EXPORT exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, 
         ret_ = (exaStatus)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1306,9 +1306,9 @@ APIGEN_EXPORT exaStatus exaReleaseBuffer(exaBuffer buffer)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1357,9 +1357,9 @@ APIGEN_EXPORT exaStatus exaSetCurrentDevice(int device)
     if ((device < 0)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* current_device: unknown until a call tells */
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1404,9 +1404,9 @@ APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1465,9 +1465,9 @@ APIGEN_EXPORT exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */
@@ -1518,9 +1518,9 @@ APIGEN_EXPORT exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t b
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXA_SUCCESS || ret_ == (exaStatus)call_.deferred_error)) {
         ret_ = (exaStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != EXA_SUCCESS)
         apigen_lasterr_forget(&exa_api); /* api.errors.last_error: unknown */

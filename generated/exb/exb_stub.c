@@ -43,9 +43,9 @@ APIGEN_EXPORT exbStatus exbCreateBufferLike(exaContext ctx, exaBuffer like, exaB
             out[i_] = (exaBuffer)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXB_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXB_SUCCESS || ret_ == (exbStatus)call_.deferred_error)) {
         ret_ = (exbStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -95,9 +95,9 @@ APIGEN_EXPORT exbStatus exbDescribe(exaContext ctx, exaBuffer buffer, char *text
         ret_ = (exbStatus)v_;
     }
     if (text != NULL && !apigen_get_into(&call_.rd, text, n_text, NULL)) goto bad; /* text */
-    if (call_.has_deferred && ret_ == EXB_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXB_SUCCESS || ret_ == (exbStatus)call_.deferred_error)) {
         ret_ = (exbStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -144,9 +144,9 @@ APIGEN_EXPORT exbStatus exbGetVersion(int *version)
         ret_ = (exbStatus)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
-    if (call_.has_deferred && ret_ == EXB_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXB_SUCCESS || ret_ == (exbStatus)call_.deferred_error)) {
         ret_ = (exbStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -190,9 +190,9 @@ APIGEN_EXPORT exbStatus exbReleaseBuffer(exaBuffer buffer)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exbStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXB_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXB_SUCCESS || ret_ == (exbStatus)call_.deferred_error)) {
         ret_ = (exbStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -242,9 +242,9 @@ APIGEN_EXPORT exbStatus exbSumDevice(exaContext ctx, const void *src, size_t n, 
         ret_ = (exbStatus)v_;
     }
     if (sum != NULL && !apigen_get_into(&call_.rd, sum, n_sum, NULL)) goto bad; /* sum */
-    if (call_.has_deferred && ret_ == EXB_SUCCESS) {
+    if (call_.has_deferred && (ret_ == EXB_SUCCESS || ret_ == (exbStatus)call_.deferred_error)) {
         ret_ = (exbStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

@@ -51,9 +51,9 @@ APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong tok
         ret_ = (cl_int)(int32_t)v_;
     }
     if (profile != NULL && !apigen_get_into(&call_.rd, profile, n_profile, NULL)) goto bad; /* profile */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -119,9 +119,9 @@ APIGEN_HIDDEN cl_int apigenOpenclStagedWait(cl_command_queue queue, cl_ulong tok
     } else {
         if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -178,9 +178,9 @@ APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -311,9 +311,9 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1197,9 +1197,9 @@ APIGEN_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_ke
         }
     }
     if (num_kernels_ret != NULL && !apigen_get_into(&call_.rd, num_kernels_ret, n_num_kernels_ret, NULL)) goto bad; /* num_kernels_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1694,9 +1694,9 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
         }
     }
     if (num_devices_ret != NULL && !apigen_get_into(&call_.rd, num_devices_ret, n_num_devices_ret, NULL)) goto bad; /* num_devices_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1769,9 +1769,9 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1903,9 +1903,9 @@ APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1981,9 +1981,9 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2066,9 +2066,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2167,9 +2167,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2263,9 +2263,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2363,9 +2363,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2459,9 +2459,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2550,9 +2550,9 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2645,9 +2645,9 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2722,9 +2722,9 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2800,9 +2800,9 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2892,9 +2892,9 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2988,9 +2988,9 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3091,9 +3091,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue command_que
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3208,9 +3208,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3321,9 +3321,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3433,9 +3433,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3536,9 +3536,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3625,9 +3625,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3708,9 +3708,9 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3780,9 +3780,9 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3868,9 +3868,9 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3974,9 +3974,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4076,9 +4076,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4123,9 +4123,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clFinish(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4166,9 +4166,9 @@ APIGEN_EXPORT cl_int clFlush(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4228,9 +4228,9 @@ APIGEN_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_co
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4294,9 +4294,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetContextInfo(cl_context context, cl_context_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4352,9 +4352,9 @@ APIGEN_EXPORT cl_int clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *devi
     }
     if (device_timestamp != NULL && !apigen_get_into(&call_.rd, device_timestamp, n_device_timestamp, NULL)) goto bad; /* device_timestamp */
     if (host_timestamp != NULL && !apigen_get_into(&call_.rd, host_timestamp, n_host_timestamp, NULL)) goto bad; /* host_timestamp */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4420,9 +4420,9 @@ APIGEN_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type devi
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4485,9 +4485,9 @@ APIGEN_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_n
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4550,9 +4550,9 @@ APIGEN_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, si
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4611,9 +4611,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetEventProfilingInfo(cl_event event, cl_profi
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4700,9 +4700,9 @@ APIGEN_EXPORT cl_int clGetHostTimer(cl_device_id device, cl_ulong *host_timestam
         ret_ = (cl_int)(int32_t)v_;
     }
     if (host_timestamp != NULL && !apigen_get_into(&call_.rd, host_timestamp, n_host_timestamp, NULL)) goto bad; /* host_timestamp */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4765,9 +4765,9 @@ APIGEN_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4826,9 +4826,9 @@ APIGEN_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_k
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4891,9 +4891,9 @@ APIGEN_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4959,9 +4959,9 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id devi
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5027,9 +5027,9 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_i
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5089,9 +5089,9 @@ APIGEN_EXPORT cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id dev
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5155,9 +5155,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetMemObjectInfo(cl_mem memobj, cl_mem_info pa
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5215,9 +5215,9 @@ APIGEN_EXPORT cl_int clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t 
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5280,9 +5280,9 @@ static cl_int opencl_on_clGetPlatformIDs(int srv_, cl_uint num_entries, cl_platf
         }
     }
     if (num_platforms != NULL && !apigen_get_into(&call_.rd, num_platforms, n_num_platforms, NULL)) goto bad; /* num_platforms */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5381,9 +5381,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_pl
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5443,9 +5443,9 @@ APIGEN_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id devi
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5509,9 +5509,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetProgramInfo(cl_program program, cl_program_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5574,9 +5574,9 @@ APIGEN_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5635,9 +5635,9 @@ APIGEN_EXPORT cl_int clGetSupportedImageFormats(cl_context context, cl_mem_flags
     }
     if (image_formats != NULL && !apigen_get_into(&call_.rd, image_formats, n_image_formats, NULL)) goto bad; /* image_formats */
     if (num_image_formats != NULL && !apigen_get_into(&call_.rd, num_image_formats, n_num_image_formats, NULL)) goto bad; /* num_image_formats */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6521,9 +6521,9 @@ APIGEN_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, c
         ret_ = (cl_int)(int32_t)v_;
     }
     if (old_properties != NULL && !apigen_get_into(&call_.rd, old_properties, n_old_properties, NULL)) goto bad; /* old_properties */
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6568,9 +6568,9 @@ APIGEN_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*p
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6615,9 +6615,9 @@ APIGEN_EXPORT cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_devic
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6660,9 +6660,9 @@ APIGEN_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_call
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6711,9 +6711,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6758,9 +6758,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_ui
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6809,9 +6809,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6853,9 +6853,9 @@ APIGEN_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6897,9 +6897,9 @@ APIGEN_EXPORT cl_int clSetProgramReleaseCallback(cl_program program, void (*pfn_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6947,9 +6947,9 @@ APIGEN_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6991,9 +6991,9 @@ APIGEN_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_statu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7031,9 +7031,9 @@ APIGEN_EXPORT cl_int clUnloadCompiler(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7071,9 +7071,9 @@ APIGEN_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7127,9 +7127,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_eve
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+    if (call_.has_deferred && (ret_ == CL_SUCCESS || ret_ == (cl_int)call_.deferred_error)) {
         ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

@@ -1724,8 +1724,9 @@ static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcp
  * at every launch, as captured host functions are) copying between it and
  * the application's buffer, row by row for a pitched copy. A shadow lives as
  * long as the graph may run: like a captured host function's record, it is
- * never freed. Without an arena (tcp://, ucx://) such a copy of pageable
- * memory is refused with cudaErrorStreamCaptureUnsupported. The layouts
+ * never freed. Without an arena (tcp://, ucx://) such a copy is refused
+ * with cudaErrorStreamCaptureUnsupported and the capture invalidated, as
+ * the driver stub's server does (specs/cuda/host_capture.c). The layouts
  * and shadows are the runtime's (apigen_graph_host, shared with the CUDA
  * driver stub). */
 
@@ -1751,9 +1752,14 @@ static cudaError_t capture_before(captured_host *cap, bool to_device, void *user
     if (r == APIGEN_GRAPH_HOST_NO_ARENA) {
         static atomic_bool said;
         if (!atomic_exchange(&said, true))
-            apigen_log("a copy of pageable memory captured into a graph needs the shared memory "
+            apigen_log("a copy of host memory captured into a graph needs the shared memory "
                        "arena (a server on this machine: unix:// or shm://, APIGEN_ARENA not 0): "
-                       "refused with cudaErrorStreamCaptureUnsupported");
+                       "refused with cudaErrorStreamCaptureUnsupported, the capture invalidated");
+        /* as natively for what a capture does not allow: the capture is
+         * invalidated (a synchronize of its stream, which the runtime refuses
+         * so), its end reports it and hands out no graph without the copy */
+        (void)(flags & APIGEN_CUDART_PTSZ ? cudart_fwd_cudaStreamSynchronize_ptsz(stream)
+                                          : cudart_fwd_cudaStreamSynchronize(stream));
         return cudaErrorStreamCaptureUnsupported;
     }
     cap->src = gh.local;

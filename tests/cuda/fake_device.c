@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,12 +168,21 @@ FAKE cudaError_t cudaFree(void *devPtr)
     fake_devmem_unmap(devPtr);
     return cudaSuccess;
 }
+/* fake_capture.c's captures, where the library has them (weak: the
+ * stand-ins without it capture nothing) */
+__attribute__((weak)) cudaError_t fake_capture_sync(cudaStream_t stream);
+__attribute__((weak)) bool fake_capture_gone(cudaStream_t stream);
+static bool capture_gone(cudaStream_t stream)
+{
+    return fake_capture_gone && fake_capture_gone(stream);
+}
+
 static char printed_[256]; /* what the "kernels" printed, until a synchronization */
 static char asserted_[256]; /* a kernel's failed assert, printed to stderr likewise */
 
 FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    (void)stream;
+    if (capture_gone(stream)) return fail(cudaErrorStreamCaptureInvalidated);
     if (value == 0x7e) return fail(cudaErrorInvalidValue);
     if (value == 0x71) {
         size_t at = strlen(asserted_);
@@ -261,13 +271,12 @@ FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaM
 FAKE cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                  enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    (void)stream;
+    if (capture_gone(stream)) return fail(cudaErrorStreamCaptureInvalidated);
     return cudaMemcpy(dst, src, count, kind);
 }
 FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
-    (void)stream;
-    return cudaSuccess;
+    return fake_capture_sync ? fake_capture_sync(stream) : cudaSuccess;
 }
 FAKE cudaError_t cudaDeviceSynchronize(void)
 {

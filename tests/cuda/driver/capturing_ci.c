@@ -24,8 +24,9 @@ int main(void)
     CUcontext c;
     CUstream s;
     CUgraph g;
+    CUdeviceptr mem = 0;
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
-        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) {
+        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&mem, 64)) {
         printf("setup failed\n");
         return 1;
     }
@@ -51,11 +52,17 @@ int main(void)
     printf("cuStreamBeginCapture again: %d\n",
            (int)cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
     printf("cuStreamSynchronize of the capturing stream: %d\n", (int)cuStreamSynchronize(s));
+    /* work queued into the invalidated capture fails there; unlooked at, as
+     * programs leave their launches: the capture's end reports it, and no
+     * later call may fail for it (the driver stub queues the memset, and
+     * its error came back with the end's own) */
+    (void)cuMemsetD8Async(mem, 1, 64, s);
     g = (CUgraph)(uintptr_t)0x1234; /* what the caller's variable held */
     CUresult e = cuStreamEndCapture(s, &g);
     printf("cuStreamEndCapture of the invalidated capture: %d, graph %s\n", (int)e,
            g == NULL                         ? "NULL"
            : g == (CUgraph)(uintptr_t)0x1234 ? "left as it was"
                                              : "another");
+    printf("cuMemFree after it: %d\n", (int)cuMemFree(mem));
     return 0;
 }

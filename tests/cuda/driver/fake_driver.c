@@ -683,11 +683,14 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     return CUDA_SUCCESS;
 }
 
+static bool capture_gone(CUstream s); /* below */
+
 FAKE CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                              unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                              void **extra)
 {
-    (void)shmem, (void)s;
+    (void)shmem;
+    if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     return launch(f, gx, gy, gz, bx, by, bz, params, extra);
 }
 
@@ -796,6 +799,16 @@ static CUresult capture_sync(CUstream s)
         capture_invalid_ = true;
     pthread_mutex_unlock(&capture_lock_);
     return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+/* work on the stream of a capture that was invalidated: refused, as the
+ * driver refuses every call of the capture until its end */
+static bool capture_gone(CUstream s)
+{
+    pthread_mutex_lock(&capture_lock_);
+    bool gone = s && s == capturing_ && capture_invalid_;
+    pthread_mutex_unlock(&capture_lock_);
+    return gone;
 }
 
 FAKE CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
@@ -1021,7 +1034,7 @@ FAKE CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, C
 
 FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
 {
-    (void)s;
+    if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     return cuMemsetD8_v2(p, v, n);
 }
 

@@ -41,9 +41,9 @@ APIGEN_EXPORT devStatus devAlloc(void **ptr, size_t bytes)
     }
     if (ptr != NULL && ret_ == DEV_OK) /* ptr: a device range of this call's server */
         apigen_dev_note(&devmem_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(bytes));
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -97,9 +97,9 @@ APIGEN_EXPORT devStatus devAllocN(uint32_t n, void **ptrs, size_t each)
             ptrs[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -169,9 +169,9 @@ APIGEN_EXPORT devStatus devCopy(void *dst, const void *src, size_t bytes, devKin
     if (kind == DEV_D2H) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -224,9 +224,9 @@ APIGEN_EXPORT devStatus devFill(uint64_t dst, float value, size_t n)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -269,9 +269,9 @@ APIGEN_EXPORT devStatus devFree(void *ptr)
     }
     if (ret_ == DEV_OK) /* ptr: its range is gone */
         apigen_dev_forget(&devmem_api, call_.server, (uint64_t)(uintptr_t)ptr);
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -324,9 +324,9 @@ APIGEN_EXPORT devStatus devGather(const void **srcs, uint32_t n, void *dst)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -381,9 +381,9 @@ APIGEN_EXPORT devStatus devSetAttr(devAttr attr, const void *buf, size_t bytes)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
-    if (call_.has_deferred && ret_ == DEV_OK) {
+    if (call_.has_deferred && (ret_ == DEV_OK || ret_ == (devStatus)call_.deferred_error)) {
         ret_ = (devStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;

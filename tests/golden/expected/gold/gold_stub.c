@@ -41,9 +41,9 @@ APIGEN_EXPORT goldStatus goldAlloc(uint32_t n, void **ptrs)
             ptrs[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -139,9 +139,9 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
     if (dir == GOLD_TO_HOST) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -241,9 +241,9 @@ APIGEN_EXPORT goldStatus goldCreate(goldDev dev, const char *name, goldObj *obj)
             obj[i_] = (goldObj)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -300,9 +300,9 @@ APIGEN_EXPORT goldStatus goldCreateQueued(goldObj *obj)
     }
     if (obj != NULL && ret_ == GOLD_OK)
         *obj = (goldObj)(uintptr_t)g_obj; /* obj: the id the server binds */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -398,9 +398,9 @@ APIGEN_EXPORT goldStatus goldDestroy(goldObj obj)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -462,9 +462,9 @@ APIGEN_EXPORT goldStatus goldDevices(uint32_t num, goldDev *devs, uint32_t *num_
         }
     }
     if (num_ret != NULL && !apigen_get_into(&call_.rd, num_ret, n_num_ret, NULL)) goto bad; /* num_ret */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -547,9 +547,9 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
     }
     if (ret_ == GOLD_OK)
         apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -612,9 +612,9 @@ APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *d
     }
     if (done != NULL && ret_ == GOLD_OK)
         *done = (goldObj)(uintptr_t)g_done; /* done: the id the server binds */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -749,9 +749,9 @@ APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
         ret_ = (goldStatus)v_;
     }
     if (values != NULL && !apigen_get_into(&call_.rd, values, n_values, NULL)) goto bad; /* values */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -812,9 +812,9 @@ APIGEN_EXPORT goldStatus goldJoin(goldObj dst, const goldObj *srcs, uint32_t nsr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -874,9 +874,9 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -933,9 +933,9 @@ APIGEN_EXPORT goldStatus goldNamed(goldObj obj, uint32_t count, const char *cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -980,9 +980,9 @@ APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1099,9 +1099,9 @@ APIGEN_EXPORT goldStatus goldProps(const intptr_t *props, goldObj *obj)
             obj[i_] = (goldObj)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1161,9 +1161,9 @@ APIGEN_EXPORT goldStatus goldRead(goldObj obj, size_t count, float *dst, size_t 
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     if (got != NULL && !apigen_get_into(&call_.rd, got, n_got, NULL)) goto bad; /* got */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1210,9 +1210,9 @@ APIGEN_EXPORT goldStatus goldReserved(goldObj obj, void *reserved)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1268,9 +1268,9 @@ APIGEN_EXPORT goldStatus goldSources(goldObj obj, uint32_t count, const char **s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1323,9 +1323,9 @@ APIGEN_EXPORT goldStatus goldStructs(goldPoint p, goldOuter *out, const goldInne
         ret_ = (goldStatus)v_;
     }
     if (out != NULL && !apigen_get_into(&call_.rd, out, n_out, NULL)) goto bad; /* out */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1380,9 +1380,9 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
     }
     if (!cached_ && (ret_ == GOLD_OK))
         apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
@@ -1433,9 +1433,9 @@ APIGEN_EXPORT goldStatus goldWrite(goldObj obj, size_t bytes, const void *src, i
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK) {
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
         ret_ = (goldStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     if (ret_ != GOLD_OK)
         apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */

@@ -30,9 +30,9 @@ APIGEN_EXPORT verStatus verGetInfo(verInfo *info)
         ret_ = (verStatus)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == VER_OK) {
+    if (call_.has_deferred && (ret_ == VER_OK || ret_ == (verStatus)call_.deferred_error)) {
         ret_ = (verStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -89,9 +89,9 @@ APIGEN_EXPORT verStatus verRead(void *dst, size_t bytes)
         ret_ = (verStatus)v_;
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
-    if (call_.has_deferred && ret_ == VER_OK) {
+    if (call_.has_deferred && (ret_ == VER_OK || ret_ == (verStatus)call_.deferred_error)) {
         ret_ = (verStatus)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
