@@ -69,6 +69,8 @@ CUresult cuda_stream_dtoh_async(apigen_call_ctx *cx, apigen_stream *s, void *dst
 CUresult cuda_stream_dtoh_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyDtoHAsync_v2_ptsz's streamed dstHost */
 CUresult cuda_stream_dtoh(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyDtoH_v2's streamed dstHost */
 CUresult cuda_stream_dtoh_ptds(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyDtoH_v2_ptds's streamed dstHost */
+CUresult cuda_stream_htod_async(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyHtoDAsync_v2's streamed srcHost */
+CUresult cuda_stream_htod_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyHtoDAsync_v2_ptsz's streamed srcHost */
 CUresult cuda_stream_htod(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyHtoD_v2's streamed srcHost */
 CUresult cuda_stream_htod_ptds(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyHtoD_v2_ptds's streamed srcHost */
 CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags); /* a symbol variant of cuEventRecordWithFlags */
@@ -12250,6 +12252,7 @@ static void h_cuMemcpyHtoDAsync_v2(apigen_call_ctx *cx)
     const void *b_srcHost = NULL;
     uint64_t l_srcHost = 0;
     uint64_t n_srcHost = 0;
+    apigen_stream *s_srcHost = NULL;
     if (!apigen_get_u64(cx->rd, &v_dstDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstDevice"); return; }
     dstDevice = (CUdeviceptr)(uintptr_t)v_dstDevice;
     if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
@@ -12257,15 +12260,18 @@ static void h_cuMemcpyHtoDAsync_v2(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_srcHost, &l_srcHost, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
-    if (b_srcHost != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_srcHost, &l_srcHost, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_srcHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
+    if (b_srcHost != NULL || s_srcHost != NULL) { /* s_srcHost: it streams to cuda_stream_htod_async */
         n_srcHost = (uint64_t)(ByteCount);
         if (l_srcHost != n_srcHost) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuda_host_htod_async(cx, dstDevice, srcHost, ByteCount, hStream);
+    if (s_srcHost != NULL)
+        ret_ = cuda_stream_htod_async(cx, s_srcHost, dstDevice, srcHost, ByteCount, hStream);
+    else
+        ret_ = cuda_host_htod_async(cx, dstDevice, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12284,6 +12290,7 @@ static void h_cuMemcpyHtoDAsync_v2_ptsz(apigen_call_ctx *cx)
     const void *b_srcHost = NULL;
     uint64_t l_srcHost = 0;
     uint64_t n_srcHost = 0;
+    apigen_stream *s_srcHost = NULL;
     if (!apigen_get_u64(cx->rd, &v_dstDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstDevice"); return; }
     dstDevice = (CUdeviceptr)(uintptr_t)v_dstDevice;
     if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
@@ -12291,15 +12298,18 @@ static void h_cuMemcpyHtoDAsync_v2_ptsz(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_srcHost, &l_srcHost, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
-    if (b_srcHost != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_srcHost, &l_srcHost, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_srcHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
+    if (b_srcHost != NULL || s_srcHost != NULL) { /* s_srcHost: it streams to cuda_stream_htod_async_ptsz */
         n_srcHost = (uint64_t)(ByteCount);
         if (l_srcHost != n_srcHost) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuda_host_htod_async_ptsz(cx, dstDevice, srcHost, ByteCount, hStream);
+    if (s_srcHost != NULL)
+        ret_ = cuda_stream_htod_async_ptsz(cx, s_srcHost, dstDevice, srcHost, ByteCount, hStream);
+    else
+        ret_ = cuda_host_htod_async_ptsz(cx, dstDevice, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -19327,6 +19337,8 @@ static const apigen_handler_fn handlers_[524] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
 static const uint8_t stream_in_calls_[524] = {
+    [CUDA_CALL_cuMemcpyHtoDAsync_v2] = 1,
+    [CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -15,8 +15,10 @@
  * it has an arena, so what is refused here is a capture over a transport
  * without one (tcp://, ucx://), or a client that bypassed the guest
  * library. (The streamed path of cuMemcpyDtoHAsync_v2 refuses a capture in
- * host_copy.c; 2D/3D copies wait for their host sides in host.c, and name
+ * host_copy.c, whose streamed cuMemcpyHtoDAsync_v2 asks cuda_host_htod_refused;
+ * 2D/3D copies wait for their host sides in host.c, and name
  * arena memory with APIGEN_CUDA_COPY_ARENA_*.) */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "apigen_rt.h"
@@ -49,6 +51,16 @@ static int captured(CUstream s, int ptsz, const char *fn)
 static CUresult refused(const apigen_call_ctx *cx)
 {
     return cx->is_async ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
+/* host_copy.c's streamed cuMemcpyHtoDAsync_v2 (its bytes are the request's,
+ * never the arena): whether the copy is refused, *e then its answer. */
+bool cuda_host_htod_refused(apigen_call_ctx *cx, CUstream s, int ptsz, CUresult *e)
+{
+    const char *fn = ptsz ? "cuMemcpyHtoDAsync_v2_ptsz" : "cuMemcpyHtoDAsync_v2";
+    if (!captured(s, ptsz, fn)) return false;
+    *e = refused(cx);
+    return true;
 }
 
 /* Host memory of the call (bytes in the request), not the client's arena. */

@@ -1,6 +1,6 @@
 /* Host side of the CUDA driver stub's pipelined copies (`stream:` on
- * cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoHAsync_v2 and their per-thread
- * forms), the design of specs/cudart/host_copy.c over the driver: a pageable
+ * cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2 and their
+ * per-thread forms), the design of specs/cudart/host_copy.c over the driver: a pageable
  * copy of at least the spec's `min` bytes arrives (or leaves) as chunks;
  * each goes through one of NSTAGE pinned staging blocks with an async copy
  * and an event, so the device copy of one chunk overlaps the transport of
@@ -434,6 +434,36 @@ CUresult cuda_stream_dtoh_ptds(apigen_call_ctx *cx, apigen_stream *st, void *dst
 {
     (void)dstHost;
     return d2h(cx, st, srcDevice, ByteCount, CU_STREAM_PER_THREAD);
+}
+
+bool cuda_host_htod_refused(apigen_call_ctx *cx, CUstream s, int ptsz, CUresult *e);
+
+/* A large async copy from pageable memory streams like the synchronous one
+ * (issue 16: 64 MiB in one frame over tcp took 12.7 ms, the streamed
+ * synchronous form 5.1): queued, so the server's wait for its last chunk
+ * costs the program nothing. Inside a capture it is refused as
+ * host_capture.c refuses every copy of the request's bytes. */
+static CUresult htod_async(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr dst, size_t n,
+                           CUstream stream, int ptsz)
+{
+    CUresult e;
+    if (cuda_host_htod_refused(cx, stream, ptsz, &e))
+        return e;
+    return h2d(cx, st, dst, n, ptsz && !stream ? CU_STREAM_PER_THREAD : stream);
+}
+
+CUresult cuda_stream_htod_async(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr dstDevice,
+                                const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    (void)srcHost;
+    return htod_async(cx, st, dstDevice, ByteCount, hStream, 0);
+}
+
+CUresult cuda_stream_htod_async_ptsz(apigen_call_ctx *cx, apigen_stream *st, CUdeviceptr dstDevice,
+                                     const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    (void)srcHost;
+    return htod_async(cx, st, dstDevice, ByteCount, hStream, 1);
 }
 
 /* A captured copy would keep the staging blocks in its graph, which later
