@@ -1,6 +1,7 @@
 /* tests/cuda/reset_copy.c: large pageable copies before and after the context that made
- * them ends (cudaDeviceReset; cuCtxDestroy then a new context; cuDevicePrimaryCtxReset): a
- * server that kept pinned staging blocks of the old context (specs/cudart/host_copy.c,
+ * them ends (cudaDeviceReset; cuCtxDestroy then a new context; cuDevicePrimaryCtxReset; one
+ * right after an allocation that had the blocks pinned ahead on a helper thread): a server
+ * that kept pinned staging blocks of the old context (specs/cudart/host_copy.c,
  * specs/cuda/host_copy.c) would copy through memory the driver freed. Prints what came back;
  * natively and forwarded the output must be the same: tests/gpu/reset-copy.sh on a GPU (both
  * builds), cuda.reset_copy.* in CI (the runtime build; tests/cuda/fake_device.c unmaps its
@@ -61,6 +62,14 @@ int main(void)
     if (!OK(cuDevicePrimaryCtxRetain(&p, dev)) || !OK(cuCtxSetCurrent(p))) return 2;
     bad |= round_trip("primary context after its reset", 8u << 20, 6);
     bad |= round_trip("primary context after its reset, again", 20u << 20, 7);
+    /* an allocation has the server pin staging blocks ahead (a helper
+     * thread), and the context ends before a copy used them */
+    CUdeviceptr big = 0;
+    printf("cuMemAlloc, 20 MiB: %d\n", (int)cuMemAlloc(&big, 20u << 20));
+    printf("cuMemFree: %d\n", (int)cuMemFree(big));
+    printf("cuDevicePrimaryCtxReset: %d\n", (int)cuDevicePrimaryCtxReset(dev));
+    if (!OK(cuDevicePrimaryCtxRetain(&p, dev)) || !OK(cuCtxSetCurrent(p))) return 2;
+    bad |= round_trip("after a reset that followed an allocation", 20u << 20, 8);
 #else
     bad |= round_trip("before the reset", 8u << 20, 1);
     bad |= round_trip("before the reset, again", 20u << 20, 2);
@@ -69,6 +78,13 @@ int main(void)
     bad |= round_trip("after the reset, again", 20u << 20, 4);
     printf("cudaDeviceReset: %d\n", (int)cudaDeviceReset());
     bad |= round_trip("after the second reset", 20u << 20, 5);
+    /* an allocation has the server pin staging blocks ahead (a helper
+     * thread), and the device is reset before a copy used them */
+    void *big = NULL;
+    printf("cudaMalloc, 20 MiB: %d\n", (int)cudaMalloc(&big, 20u << 20));
+    printf("cudaFree: %d\n", (int)cudaFree(big));
+    printf("cudaDeviceReset: %d\n", (int)cudaDeviceReset());
+    bad |= round_trip("after a reset that followed an allocation", 20u << 20, 6);
 #endif
     return bad;
 }
