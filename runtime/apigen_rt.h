@@ -746,15 +746,28 @@ void apigen_hold_deferred(bool on);
 enum apigen_work {
     APIGEN_WORK_ANY,             /* may queue work anywhere (the default) */
     APIGEN_WORK_ORDERED,         /* queues work on the scope's ordered queue */
-    APIGEN_WORK_SETTLES_ORDERED, /* ordered work that returns once it and all ordered work before it completed */
+    APIGEN_WORK_SETTLES_ORDERED, /* ordered work that returns once it and all ordered work before it
+                                    completed */
     APIGEN_WORK_SETTLES_ALL,     /* waits for all the scope's work, queues none */
+    APIGEN_WORK_SETTLES_QUEUE,   /* returns once all work of one of the scope's queues completed */
 };
 void apigen_work_hint(const apigen_api *api, uint32_t call_id, enum apigen_work kind, bool known,
                       uint64_t scope);
+/* SETTLES_QUEUE: queue names the queue (the API's value for it, the same
+ * for every name of one queue) */
+void apigen_work_hint_queue(const apigen_api *api, uint32_t call_id, bool known, uint64_t scope,
+                            uint64_t queue);
 void apigen_work_done(bool ok);
 /* true: a SETTLES_ALL call of this scope, now, would find nothing to wait
  * for and no error to report: the caller answers it with success */
 bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope);
+/* true: the calling thread's last SETTLES_QUEUE call of this queue
+ * succeeded, no other thread's synchronous call was in flight meanwhile,
+ * and nothing reached the session since (sent or queued, from any thread):
+ * a call of this thread that only waits for that queue finds nothing to
+ * wait for and no error to report (the same conditions as
+ * apigen_work_settled otherwise) */
+bool apigen_queue_settled(const apigen_api *api, bool known, uint64_t scope, uint64_t queue);
 
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */
 uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,

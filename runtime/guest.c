@@ -2023,6 +2023,22 @@ bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope)
     return false;
 }
 
+bool apigen_queue_settled(const apigen_api *api, bool known, uint64_t scope, uint64_t queue)
+{
+    if (!known)
+        return false;
+    unsigned server = rt_route_current(api);
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->index != server || !rt_same_family(t->g->api, api))
+            continue;
+        gapi *g = t->g;
+        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || t->npend)
+            return false;
+        return rt_settle_queue_idle(&g->settle, scope, queue, t->tid);
+    }
+    return false;
+}
+
 void apigen_hold_deferred(bool on)
 {
     if (on)

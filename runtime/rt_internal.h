@@ -626,6 +626,9 @@ typedef struct rt_settle {
     uint64_t seq, clean, other, foreign, last_tid, clean_scope;
     unsigned inflight; /* sync frames noted whose reply has not come */
     bool clean_known;
+    /* the last SETTLES_QUEUE call that succeeded alone: its frame, scope, queue, thread */
+    uint64_t q_mine, q_scope, q_queue, q_tid;
+    bool q_known;
 } rt_settle;
 void rt_settle_init(rt_settle *s);
 /* a frame of call c is about to be sent (sync: its reply awaited, then
@@ -634,6 +637,8 @@ void rt_settle_note(rt_settle *s, const apigen_call *c, uint64_t tid, bool sync)
 void rt_settle_replied(rt_settle *s);
 /* nothing noted since the last point known complete in scope */
 bool rt_settle_idle(rt_settle *s, uint64_t scope);
+/* nothing noted since thread tid's last SETTLES_QUEUE call of that queue in scope */
+bool rt_settle_queue_idle(rt_settle *s, uint64_t scope, uint64_t queue, uint64_t tid);
 
 /* contents.c: an error of a queued call came back (taint): what the guest
  * holds of handle contents changed before it is no longer vouched for;

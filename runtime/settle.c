@@ -10,7 +10,10 @@
  * (one connection, so the server ran them before it, in order) and that
  * point was in the same scope. Frames another thread queued meanwhile carry
  * later numbers and keep the scope busy: the next synchronization goes to
- * the server, which also reports their errors. */
+ * the server, which also reports their errors. A successful SETTLES_QUEUE
+ * call (one that returned once one queue's work completed: a copy to
+ * pageable memory, a stream synchronization) marks that queue idle for its
+ * thread while no frame at all is noted after it. */
 #include "rt_internal.h"
 
 #include <string.h>
@@ -26,7 +29,8 @@ typedef struct {
     rt_settle *s;  /* where it was noted */
     uint64_t mine; /* its number (SETTLES_ALL: the last before it) */
     uint64_t tid;
-    bool alone; /* SETTLES_ALL: no other sync frame was in flight when it left */
+    bool alone;     /* SETTLES_ALL, SETTLES_QUEUE: no other sync frame was in flight when it left */
+    uint64_t queue; /* SETTLES_QUEUE: which queue of the scope it waited for */
 } hint;
 static _Thread_local hint tl_hint;
 
@@ -39,7 +43,14 @@ void rt_settle_init(rt_settle *s)
 void apigen_work_hint(const apigen_api *api, uint32_t call_id, enum apigen_work kind, bool known,
                       uint64_t scope)
 {
-    tl_hint = (hint){api, call_id, kind, known, scope, 1, NULL, 0, 0, false};
+    tl_hint = (hint){api, call_id, kind, known, scope, 1, NULL, 0, 0, false, 0};
+}
+
+void apigen_work_hint_queue(const apigen_api *api, uint32_t call_id, bool known, uint64_t scope,
+                            uint64_t queue)
+{
+    tl_hint =
+        (hint){api, call_id, APIGEN_WORK_SETTLES_QUEUE, known, scope, 1, NULL, 0, 0, false, queue};
 }
 
 void rt_settle_note(rt_settle *s, const apigen_call *c, uint64_t tid, bool sync)
@@ -59,7 +70,8 @@ void rt_settle_note(rt_settle *s, const apigen_call *c, uint64_t tid, bool sync)
         mine = s->seq; /* queues nothing */
     } else {
         mine = ++s->seq;
-        if (kind == APIGEN_WORK_ANY)
+        if (kind == APIGEN_WORK_ANY ||
+            kind == APIGEN_WORK_SETTLES_QUEUE) /* not the ordered queue */
             s->other = mine;
         if (tid != s->last_tid)
             s->foreign = mine;
@@ -101,6 +113,15 @@ void apigen_work_done(bool ok)
             /* everything since the last idle point: ordered work of this
              * thread, which this call waited for */
             s->clean = h->mine;
+        } else if (h->kind == APIGEN_WORK_SETTLES_QUEUE && h->alone) {
+            /* every frame numbered before it ran before it on the server
+             * (an earlier sync frame of another thread would not have: not
+             * alone), so the queue held nothing else when it returned */
+            s->q_mine = h->mine;
+            s->q_scope = h->scope;
+            s->q_queue = h->queue;
+            s->q_tid = h->tid;
+            s->q_known = true;
         }
         pthread_mutex_unlock(&s->mu);
     }
@@ -111,6 +132,15 @@ bool rt_settle_idle(rt_settle *s, uint64_t scope)
 {
     pthread_mutex_lock(&s->mu);
     bool idle = s->clean_known && s->clean_scope == scope && s->seq == s->clean;
+    pthread_mutex_unlock(&s->mu);
+    return idle;
+}
+
+bool rt_settle_queue_idle(rt_settle *s, uint64_t scope, uint64_t queue, uint64_t tid)
+{
+    pthread_mutex_lock(&s->mu);
+    bool idle = s->q_known && s->q_scope == scope && s->q_queue == queue && s->q_tid == tid &&
+                s->seq == s->q_mine;
     pthread_mutex_unlock(&s->mu);
     return idle;
 }

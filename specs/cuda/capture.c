@@ -196,9 +196,14 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int pt)
     CUresult e = CUDA_SUCCESS;
     int r = n && apigen_cuda_captures(s, pt) ? graph_host(dst, n, &gh, &e) : 0;
     if (r < 0) return e;
-    if (r == 0)
-        return pt ? cuda_fwd_cuMemcpyDtoHAsync_v2_ptsz(dst, src, n, s)
-                  : cuda_fwd_cuMemcpyDtoHAsync_v2(dst, src, n, s);
+    if (r == 0) { /* the bytes come back with the reply: it returns once s's work is done */
+        uint32_t call = pt ? CUDA_CALL_cuMemcpyDtoHAsync_v2_ptsz : CUDA_CALL_cuMemcpyDtoHAsync_v2;
+        if (n) apigen_cuda_queue_hint(call, s, pt != 0);
+        e = pt ? cuda_fwd_cuMemcpyDtoHAsync_v2_ptsz(dst, src, n, s)
+               : cuda_fwd_cuMemcpyDtoHAsync_v2(dst, src, n, s);
+        if (n) apigen_work_done(e == CUDA_SUCCESS);
+        return e;
+    }
     e = apigenCudaMemcpyArena(src, gh.peer, n, s, fl);
     if (!gh.shadow) return e;
     if (e == CUDA_SUCCESS) return apigen_cuda_host_fn_captured(s, apigen_shadow_drain, gh.shadow, pt);

@@ -39,6 +39,9 @@ int apigen_cuda_on_server(CUdeviceptr p);
 /* settled work (managed.c, apigen_work_hint): the thread's next frame of
  * call_id is kind, in the scope of its current context */
 void apigen_cuda_work_hint(uint32_t call_id, enum apigen_work kind);
+/* before a call that returns once all of stream's work completed (a copy
+ * to pageable memory): it settles that queue (managed.c) */
+void apigen_cuda_queue_hint(uint32_t call_id, CUstream stream, bool ptsz);
 
 /* managed memory (managed.c, docs/managed.md): push what the host wrote
  * before the server may read managed memory; after device work on s that

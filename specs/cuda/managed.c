@@ -205,6 +205,47 @@ void apigen_cuda_work_hint(uint32_t call_id, enum apigen_work kind)
     apigen_work_hint(&cuda_api, call_id, kind, known, ctx);
 }
 
+/* The queue a stream names (queue_of; the thread's own per-thread stream
+ * is told apart by the calling thread, settle.c's marks are per thread). */
+static uint64_t queue_key(CUstream s, bool ptsz)
+{
+    uint64_t q, owner;
+    queue_of(s, ptsz, &q, &owner);
+    return q;
+}
+
+void apigen_cuda_queue_hint(uint32_t call_id, CUstream stream, bool ptsz)
+{
+    bool known;
+    uint64_t ctx = current_context(&known);
+    apigen_work_hint_queue(&cuda_api, call_id, known, ctx, queue_key(stream, ptsz));
+}
+
+/* A stream's work known complete (apigen_queue_settled: this thread's last
+ * copy to pageable memory on it or synchronization of it succeeded and
+ * nothing reached the session since, from any thread: NVIDIA's runtime
+ * copying a loss to the host through its staging block, then synchronizing
+ * the stream): nothing to wait for and no error to report. */
+#define STREAM_SYNC(name, ptsz)                                                                    \
+    FWD(name, CUstream s)                                                                          \
+    APIGEN_EXPORT CUresult name(CUstream s)                                                        \
+    {                                                                                              \
+        bool known_;                                                                               \
+        uint64_t ctx_ = current_context(&known_);                                                  \
+        CUresult e_;                                                                               \
+        if (apigen_queue_settled(&cuda_api, known_, ctx_, queue_key(s, ptsz))) {                   \
+            if (apigen_tracing())                                                                  \
+                apigen_trace(#name "(hStream=%p) = 0 [cached, 0 us]", (void *)s);                  \
+            e_ = CUDA_SUCCESS;                                                                     \
+        } else {                                                                                   \
+            apigen_cuda_queue_hint(CUDA_CALL_##name, s, ptsz);                                     \
+            e_ = cuda_fwd_##name(s);                                                               \
+            apigen_work_done(e_ == CUDA_SUCCESS);                                                  \
+        }                                                                                          \
+        if (e_ == CUDA_SUCCESS) e_ = apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, s, ptsz);         \
+        return e_;                                                                                 \
+    }
+
 /* The context's work known complete (its last synchronization, or a
  * synchronous copy to the host on the legacy stream that waited for all of
  * it, succeeded and nothing reached the session since, from any thread):
@@ -258,8 +299,8 @@ APIGEN_EXPORT CUresult cuCtxSynchronize(void) { return ctx_synchronize(NULL, fal
 #ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
 APIGEN_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) { return ctx_synchronize(ctx, true); }
 #endif
-SYNC(cuStreamSynchronize, CUstream s, (s), APIGEN_SYNC_QUEUE, s, false)
-SYNC(cuStreamSynchronize_ptsz, CUstream s, (s), APIGEN_SYNC_QUEUE, s, true)
+STREAM_SYNC(cuStreamSynchronize, false)
+STREAM_SYNC(cuStreamSynchronize_ptsz, true)
 SYNC(cuStreamQuery, CUstream s, (s), APIGEN_SYNC_QUEUE, s, false)
 SYNC(cuStreamQuery_ptsz, CUstream s, (s), APIGEN_SYNC_QUEUE, s, true)
 SYNC(cuEventSynchronize, CUevent ev, (ev), APIGEN_SYNC_POINT, NULL, false)

@@ -1084,8 +1084,51 @@ APIGEN_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
         if (e_ == cudaSuccess) e_ = cudart_managed_sync(what, stream, ptsz);                       \
         return e_;                                                                                 \
     }
-SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
-SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
+
+/* The queue a stream names for the calling thread (settled work): the
+ * legacy stream and the thread's per-thread stream whatever they are
+ * called. */
+static uint64_t queue_of(cudaStream_t stream, bool ptsz)
+{
+    if (!stream) stream = ptsz ? cudaStreamPerThread : cudaStreamLegacy;
+    return (uint64_t)(uintptr_t)stream;
+}
+
+/* Before a call that returns once all work of stream completed (a copy to
+ * pageable memory, a stream synchronization): it settles that queue. */
+static void queue_hint(uint32_t call_id, cudaStream_t stream, bool ptsz)
+{
+    bool known;
+    uint64_t dev = current_device(&known);
+    apigen_work_hint_queue(&cudart_api, call_id, known, dev, queue_of(stream, ptsz));
+}
+
+/* A stream's work known complete (apigen_queue_settled: this thread's last
+ * copy to pageable memory or synchronization of it succeeded, and nothing
+ * reached the session since, from any thread: PyTorch's read of a loss,
+ * cudaMemcpyAsync to the host then cudaStreamSynchronize): nothing to wait
+ * for and no error to report, as the runtime would answer; the managed
+ * mirrors are still brought up to date. */
+#define STREAM_SYNC(name, ptsz)                                                                    \
+    APIGEN_EXPORT cudaError_t name(cudaStream_t stream)                                            \
+    {                                                                                              \
+        bool known_;                                                                               \
+        uint64_t dev_ = current_device(&known_);                                                   \
+        cudaError_t e_;                                                                            \
+        if (apigen_queue_settled(&cudart_api, known_, dev_, queue_of(stream, ptsz))) {             \
+            if (apigen_tracing())                                                                  \
+                apigen_trace(#name "(stream=%p) = 0 [cached, 0 us]", (void *)stream);              \
+            e_ = cudaSuccess;                                                                      \
+        } else {                                                                                   \
+            queue_hint(CUDART_CALL_##name, stream, ptsz);                                          \
+            e_ = cudart_fwd_##name(stream);                                                        \
+            apigen_work_done(e_ == cudaSuccess);                                                   \
+        }                                                                                          \
+        if (e_ == cudaSuccess) e_ = cudart_managed_sync(CUDART_SYNC_STREAM, stream, ptsz);         \
+        return e_;                                                                                 \
+    }
+STREAM_SYNC(cudaStreamSynchronize, false)
+STREAM_SYNC(cudaStreamSynchronize_ptsz, true)
 SYNC_WRAP(cudaStreamQuery, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
 SYNC_WRAP(cudaStreamQuery_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
 
@@ -1878,10 +1921,20 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
         uint64_t peer_;                                                                            \
         void *slot_ = kind == cudaMemcpyDeviceToHost ? slot_begin(dst, src, count, kind, &peer_)   \
                                                      : NULL;                                       \
-        if (!slot_) return cudart_fwd_##name(dst, src, count, kind, stream);                       \
+        bool d2h_ = kind == cudaMemcpyDeviceToHost && count; /* returns once done: settles */     \
+        if (!slot_) {                                                                              \
+            if (d2h_) queue_hint(CUDART_CALL_##name, stream, fl_ != 0);                            \
+            e_ = cudart_fwd_##name(dst, src, count, kind, stream);                                 \
+            if (d2h_) apigen_work_done(e_ == cudaSuccess);                                         \
+            return e_;                                                                             \
+        }                                                                                          \
         /* to pageable memory: synchronous for the host, as natively */                           \
         e_ = cudart_fwd_##name((void *)(uintptr_t)peer_, src, count, cudaMemcpyDefault, stream);   \
-        if (e_ == cudaSuccess) e_ = cudart_fwd_cudaStreamSynchronize(stream ? stream : (dflt));    \
+        if (e_ == cudaSuccess) {                                                                   \
+            queue_hint(CUDART_CALL_cudaStreamSynchronize, stream ? stream : (dflt), fl_ != 0);     \
+            e_ = cudart_fwd_cudaStreamSynchronize(stream ? stream : (dflt));                       \
+            apigen_work_done(e_ == cudaSuccess);                                                   \
+        }                                                                                          \
         if (e_ == cudaSuccess) apigen_copy_wide(dst, slot_, count);                                \
         (void)apigen_arena_free(slot_);                                                            \
         return e_;                                                                                 \

@@ -103,5 +103,28 @@ int main()
     seven = 8; // consumed at return
     printf("async copy to the device: %d, value %d\n", (int)e, value());
     printf("sync after the copy back: %d\n", (int)cudaDeviceSynchronize()); // not elided: the async copy is not known ordered
+
+    // Stream synchronizations after a copy to pageable memory on that
+    // stream (PyTorch's read of a loss): cuda.settle_stream_ci.* counts the
+    // cudaStreamSynchronize calls marked "stream elided"
+    int v = -1;
+    k1<<<1, 32, 0, other>>>(flag);
+    e = cudaMemcpyAsync(&v, flag, sizeof v, cudaMemcpyDeviceToHost, other);
+    f = cudaStreamSynchronize(other); // stream elided 1
+    printf("copy back on a stream: %d, value %d, then its sync %d\n", (int)e, v, (int)f);
+    printf("its sync again: %d\n", (int)cudaStreamSynchronize(other)); // stream elided 2
+    printf("the legacy stream: %d\n", (int)cudaStreamSynchronize(0)); // another queue: asked
+    printf("the legacy stream again: %d\n", (int)cudaStreamSynchronize(cudaStreamLegacy)); // stream elided 3
+    printf("the other stream now: %d\n", (int)cudaStreamSynchronize(other)); // one queue is known: asked
+    k1<<<1, 32, 0, other>>>(flag);
+    printf("after a launch on it: %d\n", (int)cudaStreamSynchronize(other)); // asked
+    e = cudaMemcpyAsync(&v, flag, sizeof v, cudaMemcpyDeviceToHost, 0);
+    pthread_create(&t, nullptr, other_thread, nullptr); // its launch comes after the copy
+    pthread_join(t, nullptr);
+    f = cudaStreamSynchronize(0); // asked
+    printf("copy back, another thread's launch, sync: %d %d, value %d\n", (int)e, (int)f, value());
+    e = cudaMemcpyAsync(&v, flag, sizeof v, cudaMemcpyDeviceToHost, cudaStreamPerThread);
+    f = cudaStreamSynchronize(cudaStreamPerThread); // stream elided 4
+    printf("the per-thread stream: %d %d, value %d\n", (int)e, (int)f, v);
     return 0;
 }

@@ -155,5 +155,24 @@ int main(void)
     unsigned v = 0;
     void *slot = &v;
     printf("no attribute list: %d\n", (int)cuPointerGetAttributes(1, NULL, &slot, flag));
+    /* stream synchronizations after a copy to pageable memory on that
+     * stream (NVIDIA's runtime reading a value through its staging block):
+     * cuda.driver.settle_stream_ci.* counts the cuStreamSynchronize calls
+     * marked "stream elided" */
+    int got = -1;
+    e = launch(flag, other);
+    e2 = cuMemcpyDtoHAsync(&got, flag, sizeof got, other);
+    e3 = cuStreamSynchronize(other); /* stream elided 1 */
+    printf("copy back on a stream: %d %d %d, value %d\n", (int)e, (int)e2, (int)e3, got);
+    printf("its sync again: %d\n", (int)cuStreamSynchronize(other)); /* stream elided 2 */
+    printf("the legacy stream: %d\n", (int)cuStreamSynchronize(NULL)); /* another queue: asked */
+    printf("the legacy stream again: %d\n", (int)cuStreamSynchronize(CU_STREAM_LEGACY)); /* stream elided 3 */
+    e = launch(flag, other);
+    printf("a launch, then its sync: %d %d\n", (int)e, (int)cuStreamSynchronize(other)); /* asked */
+    e2 = cuMemcpyDtoHAsync(&got, flag, sizeof got, NULL);
+    pthread_create(&t, NULL, other_thread, NULL); /* its launch comes after the copy */
+    pthread_join(t, NULL);
+    e3 = cuStreamSynchronize(NULL); /* asked */
+    printf("copy back, another thread's launch, sync: %d %d, value %d\n", (int)e2, (int)e3, value());
     return 0;
 }
