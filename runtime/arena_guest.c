@@ -456,6 +456,18 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
     return base ? base + off : 0;
 }
 
+bool rt_arena_peer_holds(const apigen_api *api, uint64_t addr, uint64_t n)
+{
+    if (!atomic_load_explicit(&usable, memory_order_acquire) || !addr)
+        return false;
+    pthread_mutex_lock(&mu);
+    int k = peer_of(api);
+    uint64_t base = k >= 0 ? peers[k].base : 0;
+    pthread_mutex_unlock(&mu);
+    n = n ? n : 1;
+    return base && addr >= base && addr - base < asize && n <= asize - (addr - base);
+}
+
 bool rt_arena_guest_pin(const apigen_api *api, uint64_t addr, uint64_t n, bool on)
 {
     apigen_call c;

@@ -320,9 +320,13 @@ bool apigen_dev_within(const apigen_api *api, int server, uint64_t addr, uint64_
     return in;
 }
 
+/* The server's device checks also take the client's arena (devmem.c:
+ * host memory the accelerator reaches, a copy into cudaMallocHost memory
+ * over a local transport): so does the guest's vouch. */
 bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes)
 {
-    return !addr || apigen_dev_within(c->api, c->server, addr, bytes);
+    return !addr || apigen_dev_within(c->api, c->server, addr, bytes) ||
+           rt_arena_peer_holds(c->api, addr, bytes);
 }
 
 bool apigen_vouch_dev_elems(const apigen_call *c, const void *buf, uint64_t bytes)

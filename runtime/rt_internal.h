@@ -640,6 +640,10 @@ bool rt_settle_idle(rt_settle *s, uint64_t scope);
 /* nothing noted since thread tid's last SETTLES_QUEUE call of that queue in scope */
 bool rt_settle_queue_idle(rt_settle *s, uint64_t scope, uint64_t queue, uint64_t tid);
 
+/* arena_guest.c: [addr, addr + n) is the server's mapping of this guest's
+ * arena for api's calls (what its device checks accept, devmem.c) */
+bool rt_arena_peer_holds(const apigen_api *api, uint64_t addr, uint64_t n);
+
 /* contents.c: an error of a queued call came back (taint): what the guest
  * holds of handle contents changed before it is no longer vouched for;
  * taint_now: the count so far. */

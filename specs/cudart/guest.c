@@ -910,6 +910,7 @@ bool cudart_capture_maybe_active(void)
 }
 
 bool cudart_stream_known_ok(cudaStream_t stream); /* launch_check.c */
+void cudart_arena_dst_mark(const void *peer, size_t count); /* launch_check.c */
 
 /* (before the call: a copy racing with it must ask; the mark tells the
  * family's other stubs, capture_mark.h) */
@@ -1910,7 +1911,12 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
             return e_ != cudaSuccess ? e_ : copy_h2h(dst, src, count);                             \
         }                                                                                          \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
-        if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);             \
+        if (ad_) { /* async, as natively into pinned memory: queued when vouched for */          \
+            cudart_arena_dst_mark(ad_, count);                                                     \
+            cudaError_t e_ = cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);        \
+            cudart_arena_dst_mark(NULL, 0);                                                        \
+            return e_;                                                                             \
+        }                                                                                          \
         uint32_t fl_ = (dflt) == cudaStreamPerThread ? APIGEN_CUDART_PTSZ : 0;                     \
         if (!apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) &&                      \
             host_copy_captured(kind, count, stream, fl_))                                          \

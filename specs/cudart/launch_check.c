@@ -40,7 +40,8 @@
  * training step, and checks each with cudaGetLastError:
  * the vouched call keeps that answer in the guest. A copy from host memory
  * is vouched only from a non-NULL host address the guest did not note as
- * device memory; cudaMemcpyDefault and copies to the host are not. */
+ * device memory; cudaMemcpyDefault and copies to the host are not, but for
+ * guest.c's copy from the device into the arena (cudart_arena_dst_mark). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -244,9 +245,28 @@ bool cudart_memset_vouched(void *devPtr, int value, size_t count, cudaStream_t s
     return cudart_stream_known_ok(stream) && (!count || device_bytes(devPtr, count));
 }
 
+/* guest.c's copy from the device into the guest's arena (cudaMallocHost
+ * memory over unix:// and shm://): the server's address of the destination,
+ * sent with cudaMemcpyDefault, marked by the thread just before it */
+static _Thread_local uint64_t arena_dst_;
+static _Thread_local size_t arena_count_;
+
+void cudart_arena_dst_mark(const void *peer, size_t count)
+{
+    arena_dst_ = (uint64_t)(uintptr_t)peer;
+    arena_count_ = count;
+}
+
 bool cudart_memcpy_vouched(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                            cudaStream_t stream)
 {
+    if (kind == cudaMemcpyDefault) {
+        /* into the arena: pinned memory of this guest the server registered,
+         * so only the device side can be refused (PyTorch reads each loss
+         * so; natively the copy returns at once) */
+        bool arena = count && arena_dst_ == (uint64_t)(uintptr_t)dst && arena_count_ == count;
+        return arena && cudart_stream_known_ok(stream) && device_bytes(src, count);
+    }
     if (!cudart_stream_known_ok(stream) || (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyHostToDevice))
         return false;
     if (!count) return true;
