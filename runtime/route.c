@@ -321,7 +321,7 @@ bool apigen_dev_within(const apigen_api *api, int server, uint64_t addr, uint64_
 }
 
 /* The server's device checks also take the client's arena (devmem.c:
- * host memory the accelerator reaches, a copy into cudaMallocHost memory
+ * host memory the accelerator reaches, a copy into the API's pinned memory
  * over a local transport): so does the guest's vouch. */
 bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes)
 {
