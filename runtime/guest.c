@@ -2006,37 +2006,33 @@ void apigen_tstate_forget_all(apigen_call *c)
         atomic_fetch_add(&t->g->state_epoch, 1);
 }
 
-bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope)
+/* The calling thread's state of api's session on the current server when a
+ * synchronization may be answered in the guest: the session live, answers
+ * kept, and no async call's error the call must return; else NULL. */
+static gthr *settle_thread(const apigen_api *api, bool known)
 {
     if (!known)
-        return false;
+        return NULL;
     unsigned server = rt_route_current(api);
     for (gthr *t = tl_head; t; t = t->next) {
         if (t->g->index != server || !rt_same_family(t->g->api, api))
             continue;
         gapi *g = t->g;
-        /* an async call's error not reported yet: the call must return it */
-        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || t->npend)
-            return false;
-        return rt_settle_idle(&g->settle, scope);
+        return t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || t->npend ? NULL : t;
     }
-    return false;
+    return NULL;
+}
+
+bool apigen_work_settled(const apigen_api *api, bool known, uint64_t scope)
+{
+    gthr *t = settle_thread(api, known);
+    return t && rt_settle_idle(&t->g->settle, scope);
 }
 
 bool apigen_queue_settled(const apigen_api *api, bool known, uint64_t scope, uint64_t queue)
 {
-    if (!known)
-        return false;
-    unsigned server = rt_route_current(api);
-    for (gthr *t = tl_head; t; t = t->next) {
-        if (t->g->index != server || !rt_same_family(t->g->api, api))
-            continue;
-        gapi *g = t->g;
-        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers || t->npend)
-            return false;
-        return rt_settle_queue_idle(&g->settle, scope, queue, t->tid);
-    }
-    return false;
+    gthr *t = settle_thread(api, known);
+    return t && rt_settle_queue_idle(&t->g->settle, scope, queue, t->tid);
 }
 
 void apigen_hold_deferred(bool on)
