@@ -1935,7 +1935,9 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
             return e_;                                                                             \
         }                                                                                          \
         /* to pageable memory: synchronous for the host, as natively */                           \
+        cudart_arena_dst_mark((void *)(uintptr_t)peer_, count);                                    \
         e_ = cudart_fwd_##name((void *)(uintptr_t)peer_, src, count, cudaMemcpyDefault, stream);   \
+        cudart_arena_dst_mark(NULL, 0);                                                            \
         if (e_ == cudaSuccess) {                                                                   \
             queue_hint(CUDART_CALL_cudaStreamSynchronize, stream ? stream : (dflt), fl_ != 0);     \
             e_ = cudart_fwd_cudaStreamSynchronize(stream ? stream : (dflt));                       \
