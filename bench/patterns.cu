@@ -223,8 +223,12 @@ static cudaEvent_t ev0, ev1;
 static cudaStream_t st[4];
 static cudaEvent_t sev[4];
 static float *dred, *dredout, *dbig, *dpx, *dpy;
-static const size_t big_n = 8u << 20;
-static const int red_n = 1 << 16, poly_n = 1 << 20;
+// BENCH_PATTERN_SMALL=1 (tests/cuda/patterns_ci.sh, whose stand-in devices
+// run kernels on the CPU): multipass and constant over 64K elements instead
+// of 8M and 1M; the calls each loop makes are the same
+static size_t big_n = 8u << 20;
+static int poly_n = 1 << 20;
+static const int red_n = 1 << 16;
 static float hcoef[NCOEF], hres[NRES];
 
 static double spin_events(unsigned long long ns, int iters)
@@ -314,23 +318,43 @@ static double streams_events(int iters)
     return bw_now() - t0;
 }
 
+// BENCH_PATTERN_SPLIT=1: constant also prints the mean microseconds of each
+// of its four calls (stderr), where the iteration's time goes call by call
 static double constant(int iters)
 {
-    double total = 0;
+    const char *sp = getenv("BENCH_PATTERN_SPLIT");
+    bool split = sp && *sp && strcmp(sp, "0") != 0;
+    double total = 0, part[4] = {0, 0, 0, 0};
     for (int i = 0; i < iters; i++) {
         CK(cudaDeviceSynchronize());
-        double t0 = bw_now();
+        double t0 = bw_now(), t1 = 0, t2 = 0, t3 = 0;
         hcoef[63] = (float)i; // x is 0: the polynomial is coef[63]
         CK(cudaMemcpyToSymbol(coef, hcoef, sizeof hcoef));
+        if (split)
+            t1 = bw_now();
         poly<<<(poly_n + NRES - 1) / NRES, NRES>>>(dpx, dpy, poly_n);
+        if (split)
+            t2 = bw_now();
         CK(cudaMemcpyFromSymbol(hres, result, sizeof hres));
+        if (split)
+            t3 = bw_now();
         CK(cudaDeviceSynchronize());
-        total += bw_now() - t0;
+        double end = bw_now();
+        total += end - t0;
+        if (split) {
+            part[0] += t1 - t0;
+            part[1] += t2 - t1;
+            part[2] += t3 - t2;
+            part[3] += end - t3;
+        }
         if (hres[0] != (float)i) {
             fprintf(stderr, "patterns: constant: wrong result %f (want %d)\n", hres[0], i);
             exit(1);
         }
     }
+    if (split)
+        fprintf(stderr, "constant split, us per call: ToSymbol %.2f launch %.2f FromSymbol %.2f sync %.2f\n",
+                part[0] * 1e6 / iters, part[1] * 1e6 / iters, part[2] * 1e6 / iters, part[3] * 1e6 / iters);
     return total;
 }
 
@@ -393,6 +417,9 @@ static void pinned(size_t bytes, const char *tag)
 int main()
 {
     count_setup();
+    const char *small = getenv("BENCH_PATTERN_SMALL");
+    if (small && *small && strcmp(small, "0") != 0)
+        big_n = 64u << 10, poly_n = 64 << 10;
     CK(cudaSetDevice(0));
     CK(cudaMalloc(&dflag, 4 * sizeof(int)));
     CK(cudaMemset(dflag, 0, 4 * sizeof(int)));

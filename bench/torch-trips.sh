@@ -10,7 +10,8 @@
 #
 # MODE: driver (NVIDIA's runtime and libraries over apigen's libcuda) or
 # library (every apigen stub preloaded); CASES (cnn transformer);
-# TORCH_STEP_BATCH_<CASE> as bench/torch_step.py reads them; PYTHON.
+# TORCH_STEP_BATCH_<CASE> as bench/torch_step.py reads them; PYTHON;
+# TRANSPORT (unix, default, or tcp: loopback port TCP_PORT, default 18817).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
@@ -31,13 +32,22 @@ library)
 *) echo "torch-trips.sh: MODE is driver or library" >&2; exit 2 ;;
 esac
 [ -x "$server" ] || { echo "torch-trips.sh: no $server" >&2; exit 2; }
-"$server" --listen "unix://$tmp/s.sock" > "$tmp/server.log" 2>&1 &
+case ${TRANSPORT:-unix} in
+unix) url=unix://$tmp/s.sock ;;
+tcp) url=tcp://127.0.0.1:${TCP_PORT:-18817} ;;
+*) echo "torch-trips.sh: TRANSPORT is unix or tcp" >&2; exit 2 ;;
+esac
+"$server" --listen "$url" > "$tmp/server.log" 2>&1 &
 spid=$!
-i=0; while [ ! -S "$tmp/s.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "${TRANSPORT:-unix}" = unix ]; then
+    i=0; while [ ! -S "$tmp/s.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+else
+    sleep 1
+fi
 for c in $cases; do
     for st in 20 60; do
         rm -f "$tmp/trace.$st" # APIGEN_TRACE appends
-        APIGEN_SERVER="unix://$tmp/s.sock" APIGEN_TRACE="$tmp/trace.$st" LD_PRELOAD="$preload" \
+        APIGEN_SERVER="$url" APIGEN_TRACE="$tmp/trace.$st" LD_PRELOAD="$preload" \
             LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             timeout 300 "$py" "$root/bench/torch_step.py" "$c" "$st" 10 > "$tmp/out" 2>&1 ||
             { echo "torch-trips.sh: $c, $st steps failed:"; tail -3 "$tmp/out"; exit 1; }
@@ -45,7 +55,7 @@ for c in $cases; do
             awk '{print $2, $1}' | sort > "$tmp/count.$st"
         grep -c '\[cached' "$tmp/trace.$st" > "$tmp/kept.$st"
     done
-    echo "== $mode $c: synchronous round trips per step, by function"
+    echo "== $mode $c (${TRANSPORT:-unix}): synchronous round trips per step, by function"
     join -a 2 -e 0 -o 0,1.2,2.2 "$tmp/count.20" "$tmp/count.60" |
         awk '{d = ($3 - $2) / 40; t += d; if (d >= 0.2) printf "  %-50s %.2f\n", $1, d}
              END {printf "  %-50s %.2f\n", "total", t}'

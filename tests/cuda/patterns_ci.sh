@@ -9,7 +9,9 @@
 # preloaded, the toolkit's stubs library as libcuda.so.1 under it).
 # The worker runs natively (the stand-in preloaded into it) and forwarded over
 # each of TRANSPORTS (comma-separated: unix,tcp,shm), with BENCH_PATTERN_COUNT=1
-# and APIGEN_TRACE: each loop 10 and 20 times between markers; every run must
+# and APIGEN_TRACE: each loop 10 and 20 times between markers (with
+# BENCH_PATTERN_SMALL=1: multipass and constant over 64K elements, the same
+# calls on a CPU that runs their kernels 100x faster); every run must
 # exit 0 with nothing on stderr (the worker checks its results: the answers
 # the stand-in computes natively). The driver build runs forwarded only (see
 # below). Then bench/patterns_table.sh counts, per
@@ -46,7 +48,7 @@ done
 # static runtime finds its driver through cuGetProcAddress and export
 # tables, which the stand-in driver does not have; the driver build's
 # forwarded runs check their results all the same)
-if [ "$stub" = runtime ] && ! LD_LIBRARY_PATH=${serverlib:+$serverlib:}${LD_LIBRARY_PATH:-} LD_PRELOAD=$fake BENCH_PATTERN_COUNT=1 \
+if [ "$stub" = runtime ] && ! LD_LIBRARY_PATH=${serverlib:+$serverlib:}${LD_LIBRARY_PATH:-} LD_PRELOAD=$fake BENCH_PATTERN_COUNT=1 BENCH_PATTERN_SMALL=1 \
         timeout 300 "$worker" > "$tmp/native.out" 2> "$tmp/native.err" || [ -s "$tmp/native.err" ]; then
     echo "FAIL: $stub patterns natively on the stand-in device:"; sed 's/^/  /' "$tmp/native.err"
     exit 1
@@ -70,7 +72,7 @@ for tr in $transports; do
     while [ $n -lt 200 ] && ! grep -q listening "$tmp/server.log"; do sleep 0.05; n=$((n + 1)); done
     [ "$tr" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
     APIGEN_SERVER=$url APIGEN_TRACE=$tmp/trace APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH=$guestlib \
-        BENCH_PATTERN_COUNT=1 timeout 300 "$worker" > "$tmp/fw.out" 2> "$tmp/fw.err"
+        BENCH_PATTERN_COUNT=1 BENCH_PATTERN_SMALL=1 timeout 300 "$worker" > "$tmp/fw.out" 2> "$tmp/fw.err"
     rc=$?
     kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
     spid=
