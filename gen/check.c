@@ -76,7 +76,7 @@ static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "cache", "cache_forget", "contents", "thread_state",
-                                      "async_check", "async_vouch", "async_repeats", "keeps_deferred", "on_failure", NULL};
+                                      "async_check", "async_vouch", "async_unless", "async_repeats", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
@@ -2700,6 +2700,11 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 ? "`async_vouch` says a queued call leaves the last error as it was: only an API "
                   "with `api.errors.last_error` keeps one (drop it)"
                 : NULL);
+    /* async_unless: a guest function of the call's parameters that says the call
+     * must go synchronously now (what the process did, e.g. shared a handle with
+     * another process that waits on this call's effect); it vouches for nothing */
+    const spec_node *aun = spec_get(E, "async_unless");
+    if (aun) f->async_unless = async_guest_fn(c, f, aun, "async_unless", f->async || ain, NULL);
     /* async_repeats: queued only when the same checked values succeeded in a
      * sync call before (runtime/repeat.c) */
     const spec_node *arp = spec_get(E, "async_repeats");

@@ -80,6 +80,7 @@ static void put_kinds(strbuf *b, const api_model *m, const function_def *f)
     if (f->async_if) sb_printf(b, " +async_if(%s)", f->async_if->text);
     if (f->async_check) sb_printf(b, " +async_check(%s)", f->async_check);
     if (f->async_vouch) sb_printf(b, " +async_vouch(%s)", f->async_vouch);
+    if (f->async_unless) sb_printf(b, " +async_unless(%s)", f->async_unless);
     if (f->keeps_deferred) sb_puts(b, " +keeps_deferred");
     if (f->internal) sb_puts(b, " +internal");
     if (f->wrap_guest) sb_puts(b, " +wrap.guest");

@@ -122,6 +122,8 @@ int emit_coverage(emit_ctx *e, strbuf *out)
                           f->async_check);
             if (f->async_repeats)
                 sb_puts(&notes, " once a synchronous call with the same values succeeded");
+            if (f->async_unless)
+                sb_printf(&notes, " unless %s says it goes synchronously", f->async_unless);
             if (f->async_vouch)
                 sb_printf(&notes, " (%s vouches for the arguments the library checks: the last "
                           "error stays known)", f->async_vouch);

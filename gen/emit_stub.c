@@ -91,11 +91,12 @@ static const char *queue_check_var(const function_def *f)
     return f->async_check ? "may_queue_" : f->async_vouch ? "vouched_" : NULL;
 }
 
-/* `async_check: F` (or `async_vouch: F`): "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
-static char *async_check_text(const function_def *f, char **names, int call)
+/* `async_check: F`, `async_vouch: F` or `async_unless: F` (fn): "bool F(T a, U b)" (decl)
+ * or "F(a, b)" (call) */
+static char *guest_fn_text(const function_def *f, const char *fn, char **names, int call)
 {
     strbuf b = {0};
-    sb_printf(&b, "%s%s(", call ? "" : "bool ", f->async_check ? f->async_check : f->async_vouch);
+    sb_printf(&b, "%s%s(", call ? "" : "bool ", fn);
     if (!f->sig.nparams && !call) sb_puts(&b, "void");
     for (size_t i = 0; i < f->sig.nparams; i++) {
         char *d = call ? xstrdup(names[i]) : c_decl(f->sig.params[i].type, names[i], 0);
@@ -1040,7 +1041,12 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
     if (queue_check_var(f)) {
-        char *d = async_check_text(f, s.names, 0);
+        char *d = guest_fn_text(f, f->async_check ? f->async_check : f->async_vouch, s.names, 0);
+        PUT("stub_custom_decl", "proto", d);
+        free(d);
+    }
+    if (f->async_unless) {
+        char *d = guest_fn_text(f, f->async_unless, s.names, 0);
         PUT("stub_custom_decl", "proto", d);
         free(d);
     }
@@ -1086,8 +1092,15 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     }
     if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
     if (queue_check_var(f)) { /* asked first: it may make calls of its own */
-        char *call = async_check_text(f, s.names, 1);
+        char *call = guest_fn_text(f, f->async_check ? f->async_check : f->async_vouch, s.names, 1);
         char *d = xasprintf("bool %s = %s", queue_check_var(f), call);
+        PUT("stub_local", "decl", d);
+        free(d);
+        free(call);
+    }
+    if (f->async_unless) {
+        char *call = guest_fn_text(f, f->async_unless, s.names, 1);
+        char *d = xasprintf("bool sync_now_ = %s", call);
         PUT("stub_local", "decl", d);
         free(d);
         free(call);
@@ -1195,6 +1208,11 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             free(cond);
             cond = c2;
         }
+        if (f->async_unless) {
+            char *c2 = cond ? xasprintf("!sync_now_ && %s", cond) : xstrdup("!sync_now_");
+            free(cond);
+            cond = c2;
+        }
         /* a conditional output (check.c): queued only on the other branch */
         for (size_t i = 0; i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
@@ -1265,7 +1283,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
     for (size_t i = 0; i < f->sig.nparams; i++)
         gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
-    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || f->async_repeats ||
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || f->async_unless != NULL ||
+                   f->async_repeats ||
                    gid_sync;
     free(vouch);
     if (has_sync) {

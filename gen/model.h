@@ -347,6 +347,8 @@ typedef struct function_def {
     char *async_check;   /* guest function bool F(<params>): queued only when it says so */
     char *async_vouch;   /* guest function bool F(<params>): the library accepts the call for
                             sure (queued either way; a vouched one keeps the last error known) */
+    char *async_unless;  /* guest function bool F(<params>): true: this call goes synchronously
+                            (a state of the process, not a vouch: the last error stays unknown) */
     int async_repeats;   /* queued only when a sync call with the same checked values succeeded */
     int keeps_deferred;  /* never returns an earlier async call's error (the next call does) */
     char *error_out;     /* parameter receiving the error code (errcode_ret) */

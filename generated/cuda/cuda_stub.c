@@ -7022,12 +7022,14 @@ done:
     return ret_;
 }
 
+bool cuda_event_record_now(CUevent hEvent, CUstream hStream); /* hand-written, in the spec's sources */
 APIGEN_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
+    bool sync_now_ = cuda_event_record_now(hEvent, hStream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hEvent); /* hEvent */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
@@ -7037,7 +7039,7 @@ APIGEN_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+    if (!sync_now_ && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -7078,12 +7080,14 @@ done:
     return ret_;
 }
 
+bool cuda_event_record_flags_now(CUevent hEvent, CUstream hStream, unsigned int flags); /* hand-written, in the spec's sources */
 APIGEN_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
+    bool sync_now_ = cuda_event_record_flags_now(hEvent, hStream, flags);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hEvent); /* hEvent */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
@@ -7094,7 +7098,7 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, 
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+    if (!sync_now_ && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -7135,12 +7139,14 @@ done:
     return ret_;
 }
 
+bool cuda_event_record_flags_now(CUevent hEvent, CUstream hStream, unsigned int flags); /* hand-written, in the spec's sources */
 APIGEN_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
+    bool sync_now_ = cuda_event_record_flags_now(hEvent, hStream, flags);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hEvent); /* hEvent */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
@@ -7151,7 +7157,7 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStr
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+    if (!sync_now_ && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -7192,12 +7198,14 @@ done:
     return ret_;
 }
 
+bool cuda_event_record_now(CUevent hEvent, CUstream hStream); /* hand-written, in the spec's sources */
 APIGEN_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
+    bool sync_now_ = cuda_event_record_now(hEvent, hStream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hEvent); /* hEvent */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
@@ -7207,7 +7215,7 @@ APIGEN_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+    if (!sync_now_ && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -12522,7 +12530,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+/* The forwarder of cuIpcGetEventHandle: the spec's hand-written guest code exports cuIpcGetEventHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12626,7 +12635,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+/* The forwarder of cuIpcOpenEventHandle: the spec's hand-written guest code exports cuIpcOpenEventHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

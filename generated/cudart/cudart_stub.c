@@ -4548,7 +4548,8 @@ APIGEN_EXPORT cudaError_t cudaEventCreateFromEGLSync(cudaEvent_t *phEvent, void 
     return cudaErrorNotSupported;
 }
 
-APIGEN_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+/* The forwarder of cudaEventCreateWithFlags: the spec's hand-written guest code exports cudaEventCreateWithFlags and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4756,12 +4757,14 @@ done:
     return ret_;
 }
 
+bool cudart_event_record_now(cudaEvent_t event, cudaStream_t stream); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool sync_now_ = cudart_event_record_now(event, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -4771,7 +4774,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
+    if (!sync_now_ && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4816,12 +4819,14 @@ done:
     return ret_;
 }
 
+bool cudart_event_record_flags_now(cudaEvent_t event, cudaStream_t stream, unsigned int flags); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool sync_now_ = cudart_event_record_flags_now(event, stream, flags);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -4832,7 +4837,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
+    if (!sync_now_ && ((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4877,12 +4882,14 @@ done:
     return ret_;
 }
 
+bool cudart_event_record_flags_now(cudaEvent_t event, cudaStream_t stream, unsigned int flags); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool sync_now_ = cudart_event_record_flags_now(event, stream, flags);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -4893,7 +4900,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
+    if (!sync_now_ && ((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4938,12 +4945,14 @@ done:
     return ret_;
 }
 
+bool cudart_event_record_now(cudaEvent_t event, cudaStream_t stream); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
+    bool sync_now_ = cudart_event_record_now(event, stream);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -4953,7 +4962,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
+    if (!sync_now_ && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -11182,7 +11191,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+/* The forwarder of cudaIpcGetEventHandle: the spec's hand-written guest code exports cudaIpcGetEventHandle and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -11292,7 +11302,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+/* The forwarder of cudaIpcOpenEventHandle: the spec's hand-written guest code exports cudaIpcOpenEventHandle and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

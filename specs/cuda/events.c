@@ -18,8 +18,18 @@
  *     ends (context_gone.c) the set is emptied: its events may have gone
  *     with it, and the driver's answer for those is the caller's to see.
  * Anything else goes synchronously, and its error is the call's, as
- * natively. */
+ * natively.
+ *
+ * Records of a process that shares events with others (made or opened an
+ * interprocess event, or took the IPC handle of one) go synchronously
+ * (async_unless): natively a record has reached the device's queue when the
+ * call returns, and another process told so (NVIDIA's simpleIPC: a barrier
+ * in shared memory) waits on the event in its own session; a record still
+ * queued in this guest would let that wait pass before the work. One flag
+ * for the process: such programs are few, and a record's round trip is
+ * what they pay. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +41,12 @@
 CUresult cuda_fwd_cuEventCreate(CUevent *phEvent, unsigned int Flags);
 CUresult cuda_fwd_cuEventDestroy(CUevent hEvent);
 CUresult cuda_fwd_cuEventDestroy_v2(CUevent hEvent);
+CUresult cuda_fwd_cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
+CUresult cuda_fwd_cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
+
+/* this process shares events with others: set before the call that shares
+ * (a record racing with it goes synchronously, which is never wrong) */
+static atomic_bool shared_events_;
 
 /* ---- the events this process created and has not destroyed --------------------------- */
 typedef struct live_set {
@@ -126,9 +142,36 @@ bool cuda_event_destroy_queued(CUevent hEvent)
     return hEvent && destroying_ == (uint64_t)(uintptr_t)hEvent;
 }
 
+/* async_unless of the records: true, the record goes synchronously */
+bool cuda_event_record_now(CUevent hEvent, CUstream hStream)
+{
+    (void)hEvent, (void)hStream;
+    return atomic_load_explicit(&shared_events_, memory_order_relaxed);
+}
+
+bool cuda_event_record_flags_now(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    (void)flags;
+    return cuda_event_record_now(hEvent, hStream);
+}
+
 /* ---- the exports ----------------------------------------------------------------------- */
+APIGEN_EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+    atomic_store_explicit(&shared_events_, true, memory_order_relaxed);
+    return cuda_fwd_cuIpcGetEventHandle(pHandle, event);
+}
+
+APIGEN_EXPORT CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+    atomic_store_explicit(&shared_events_, true, memory_order_relaxed);
+    return cuda_fwd_cuIpcOpenEventHandle(phEvent, handle);
+}
+
 APIGEN_EXPORT CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
+    if (Flags & CU_EVENT_INTERPROCESS)
+        atomic_store_explicit(&shared_events_, true, memory_order_relaxed);
     CUresult e = cuda_fwd_cuEventCreate(phEvent, Flags);
     if (e == CUDA_SUCCESS && phEvent)
         live_note((uint64_t)(uintptr_t)*phEvent);

@@ -1,14 +1,14 @@
 #!/bin/sh
-# tests/cuda/trips_ci.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT FN MAX
+# tests/cuda/trips_ci.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT FN MAX [MIN]
 # PROGRAM natively (FAKE, a stand-in device, preloaded over the real
 # libcudart) and through the runtime stub (STUB_DIR) against SERVER (FAKE
 # preloaded) over TRANSPORT (unix|tcp|shm), traced (APIGEN_TRACE=1: the
 # guest's trace lines on stderr, between the program's own "MARK NAME
 # begin" / "MARK NAME end" lines). Checks: the same stdout, both exit 0, and
-# at most MAX round trips of FN ("apigen wire [pid]: rt FN" lines) inside
-# the marked regions.
+# at most MAX (and at least MIN, default 0) round trips of FN ("apigen wire
+# [pid]: rt FN" lines) inside the marked regions.
 set -u
-server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 fn=$6 max=$7
+server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 fn=$6 max=$7 min=${8:-0}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-trips.XXXXXX")
 spid=
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
@@ -34,4 +34,5 @@ n=$(awk -v fn="$fn" '
     / begin$/ && /^MARK / { on = 1; next } / end$/ && /^MARK / { on = 0 }
     on && $0 ~ "^apigen wire \\[[0-9]+\\]: rt " fn " " { n++ } END { print n + 0 }' "$tmp/forwarded.err")
 [ "$n" -le "$max" ] || fail "$n round trips of $fn in the marked regions, want at most $max"
+[ "$n" -ge "$min" ] || fail "$n round trips of $fn in the marked regions, want at least $min"
 echo "PASS: $name over $transport: identical to native; $n round trips of $fn in the marked regions (at most $max)"

@@ -72,7 +72,7 @@ if [ -n "$real_cuda" ]; then
 fi
 
 # the examples built with plain nvcc (static runtime)
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern"
+examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc"
 static=$build/driver-static
 mkdir -p "$static"
 for e in $examples; do

@@ -70,7 +70,7 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
 
 # fault makes its kernel fault (a sticky cudaErrorIllegalAddress) before the
 # examples after it: they must not notice (a process per session).
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern"
+examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc"
 fails=0
 printf '\n%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "shm" "result"
 printf '%s\n' "-------------+------------------+------------------+------------------+------------------+-------------------------"

@@ -4,7 +4,8 @@
  * tests/cuda/driver_events_ci.sh runs this natively over the stand-in driver
  * (tests/cuda/driver/fake_arrays.c) and forwarded, compares the outputs, and
  * counts the round trips of the loop phase (between the two
- * cuCtxSynchronize markers) in the guest's trace. */
+ * cuCtxSynchronize markers) in the guest's trace, and those of the records
+ * made after the process created an interprocess event (one each). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -70,6 +71,18 @@ int main(int argc, char **argv)
     expect("create, interprocess without timing",
            cuEventCreate(&ev, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
     expect("destroy that", cuEventDestroy(ev), CUDA_SUCCESS);
+
+    /* this process has made an interprocess event: another process may wait
+     * on what it records, so every record goes synchronously (events.c): the
+     * script counts one round trip per record between these markers */
+    expect("create one to record", cuEventCreate(&a, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    expect("marker before the shared records", cuCtxSynchronize(), CUDA_SUCCESS);
+    for (int i = 0; i < rounds; i++)
+        bad += cuEventRecord(a, NULL) != CUDA_SUCCESS;
+    expect("marker after the shared records", cuCtxSynchronize(), CUDA_SUCCESS);
+    expect("destroy it", cuEventDestroy(a), CUDA_SUCCESS);
+    printf("%d records after an interprocess event: %d failed\n", rounds, bad);
+    failures += bad != 0;
 
     /* no context current: refused at the call */
     expect("cuCtxSetCurrent(NULL)", cuCtxSetCurrent(NULL), CUDA_SUCCESS);

@@ -48,6 +48,7 @@
 #define APIGEN_HAS_FN_goldProps 1
 #define APIGEN_HAS_FN_goldRead 1
 #define APIGEN_HAS_FN_goldReserved 1
+#define APIGEN_HAS_FN_goldSignal 1
 #define APIGEN_HAS_FN_goldSources 1
 #define APIGEN_HAS_FN_goldStatusName 1
 #define APIGEN_HAS_FN_goldStructs 1
@@ -110,6 +111,8 @@
 #define APIGEN_HAS_PARAM_goldRead_obj 1
 #define APIGEN_HAS_PARAM_goldReserved_obj 1
 #define APIGEN_HAS_PARAM_goldReserved_reserved 1
+#define APIGEN_HAS_PARAM_goldSignal_obj 1
+#define APIGEN_HAS_PARAM_goldSignal_q 1
 #define APIGEN_HAS_PARAM_goldSources_count 1
 #define APIGEN_HAS_PARAM_goldSources_obj 1
 #define APIGEN_HAS_PARAM_goldSources_strings 1

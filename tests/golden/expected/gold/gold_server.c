@@ -693,6 +693,26 @@ static void h_goldReserved(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldSignal(apigen_call_ctx *cx)
+{
+    goldQueue q = {0};
+    goldObj obj = {0};
+    goldStatus ret_;
+    uint64_t v_q;
+    void *r_;
+    uint64_t v_obj;
+    if (!apigen_get_u64(cx->rd, &v_q)) { apigen_reject(cx, APIGEN_BAD_ARGS, "q"); return; }
+    if (!apigen_handle_get(cx, &ht_goldQueue, v_q, &r_)) return; /* q */
+    q = (goldQueue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_obj)) { apigen_reject(cx, APIGEN_BAD_ARGS, "obj"); return; }
+    if (!apigen_handle_get(cx, &ht_goldObj, v_obj, &r_)) return; /* obj */
+    obj = (goldObj)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldSignal(q, obj);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldSources(apigen_call_ctx *cx)
 {
     goldObj obj = {0};
@@ -850,7 +870,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[27] = {
+static const char *const call_names_[28] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -873,12 +893,13 @@ static const char *const call_names_[27] = {
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",
+    [GOLD_CALL_goldSignal] = "goldSignal",
     [GOLD_CALL_goldSources] = "goldSources",
     [GOLD_CALL_goldStructs] = "goldStructs",
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[27] = {
+static const apigen_handler_fn handlers_[28] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -901,12 +922,13 @@ static const apigen_handler_fn handlers_[27] = {
     [GOLD_CALL_goldProps] = h_goldProps,
     [GOLD_CALL_goldRead] = h_goldRead,
     [GOLD_CALL_goldReserved] = h_goldReserved,
+    [GOLD_CALL_goldSignal] = h_goldSignal,
     [GOLD_CALL_goldSources] = h_goldSources,
     [GOLD_CALL_goldStructs] = h_goldStructs,
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[27] = {
+static const uint8_t stream_in_calls_[28] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

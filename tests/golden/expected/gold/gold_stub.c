@@ -1237,6 +1237,68 @@ done:
     return ret_;
 }
 
+bool gold_signal_now(goldQueue q, goldObj obj); /* hand-written, in the spec's sources */
+APIGEN_EXPORT goldStatus goldSignal(goldQueue q, goldObj obj)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    bool sync_now_ = gold_signal_now(q, obj);
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldSignal, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (!sync_now_ && ((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))
+            && (((uint64_t)(uintptr_t)obj != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)obj)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        apigen_lasterr_queued(&gold_api, false); /* api.errors.last_error: unknown: it may fail on the server */
+        ret_ = GOLD_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldSignal(q=%#llx, obj=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)q, (unsigned long long)(uintptr_t)obj, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT goldStatus goldSources(goldObj obj, uint32_t count, const char **strings)
 {
     apigen_call call_;
@@ -1485,7 +1547,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[27] = {
+static const char *const call_names_[28] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1508,6 +1570,7 @@ static const char *const call_names_[27] = {
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",
+    [GOLD_CALL_goldSignal] = "goldSignal",
     [GOLD_CALL_goldSources] = "goldSources",
     [GOLD_CALL_goldStructs] = "goldStructs",
     [GOLD_CALL_goldValues] = "goldValues",

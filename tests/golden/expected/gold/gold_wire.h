@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xee5dc2fb13be7d95)
+#define GOLD_FINGERPRINT UINT64_C(0xe3b9ef0b90de562c)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -46,11 +46,12 @@ enum {
     GOLD_CALL_goldProps = 20,
     GOLD_CALL_goldRead = 21,
     GOLD_CALL_goldReserved = 22,
-    GOLD_CALL_goldSources = 23,
-    GOLD_CALL_goldStructs = 24,
-    GOLD_CALL_goldValues = 25,
-    GOLD_CALL_goldWrite = 26,
-    GOLD_NCALLS = 27
+    GOLD_CALL_goldSignal = 23,
+    GOLD_CALL_goldSources = 24,
+    GOLD_CALL_goldStructs = 25,
+    GOLD_CALL_goldValues = 26,
+    GOLD_CALL_goldWrite = 27,
+    GOLD_NCALLS = 28
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
