@@ -623,8 +623,10 @@ int apigen_current_server(const apigen_api *api);
 /* Hand-written guest code: a function called once for each session after
  * it is set up (on the thread of the call that needs it, before that call
  * begins): where the API's process-wide registrations are replayed on a
- * further server. server 0's session is not passed (the code registers
- * there itself). One hook per API. */
+ * further server. server 0's first session is not passed (the code
+ * registers there itself); in a fork child, whose sessions are its own, it
+ * is (what the code registered is not in that session: the code forgets
+ * what it shipped in a pthread_atfork child handler). One hook per API. */
 void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server));
 /* The server of the call this thread is building (for hand-written `map:`
  * functions that translate values per server); -1 outside a call. */

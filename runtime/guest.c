@@ -959,10 +959,12 @@ static gthr *get_thr(const apigen_api *api, unsigned server, unsigned *idx)
     return t;
 }
 
-/* A further server's session is set up: the API's hand-written code replays
- * its process-wide registrations there (apigen_set_session_hook) before any
- * call of this thread or another uses it; the hook's own calls (nested, on
- * the hook's thread) go straight through. */
+/* A further server's session is set up, or a fork child's session with the
+ * first server (the parent's registrations are not in it): the API's
+ * hand-written code replays its process-wide registrations there
+ * (apigen_set_session_hook) before any call of this thread or another uses
+ * it; the hook's own calls (nested, on the hook's thread) go straight
+ * through. */
 static void run_session_hook(gapi *g)
 {
     int st = atomic_load(&g->hook_state);
@@ -1027,7 +1029,8 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     if (!t || atomic_load(&t->g->lost))
         return false;
     c->wire_id = call_id | idx << RT_CALL_API_SHIFT;
-    if (want && atomic_load_explicit(&t->g->hook_state, memory_order_acquire) != 2) {
+    /* a further server's session, or a fork child's first: replayed before this call */
+    if ((want || t->g->gen) && atomic_load_explicit(&t->g->hook_state, memory_order_acquire) != 2) {
         run_session_hook(t->g);
         if (atomic_load(&t->g->lost))
             return false;

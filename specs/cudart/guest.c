@@ -198,6 +198,13 @@ static bool map_put(u64map *m, uint64_t k, uint64_t v)
     return true;
 }
 
+/* every entry gone, the table kept (a fork child's proxies) */
+static void map_clear(u64map *m)
+{
+    if (m->keys) memset(m->keys, 0, m->cap * sizeof *m->keys);
+    m->n = 0;
+}
+
 static bool map_get(const u64map *m, uint64_t k, uint64_t *v)
 {
     if (!k || !m->cap) return false;
@@ -350,9 +357,39 @@ static unsigned shipping_[MAX_SERVERS]; /* registrations in flight per server (l
 static pthread_cond_t shipped_ = PTHREAD_COND_INITIALIZER;
 static void ship_hook(unsigned server);
 static pthread_once_t hook_once_ = PTHREAD_ONCE_INIT;
+
+/* fork(): the child's first call opens a session of its own
+ * (runtime/guest.c), where none of the program's modules is registered and
+ * the parent's proxies name nothing: the modules are shipped there again by
+ * the session hook, which the runtime runs for a fork child's first session
+ * before its first call (a program that forks before it uses CUDA, as NVIDIA's
+ * IPC samples do, launches its kernels in the child). lock_ is held across
+ * fork so the child finds the lists whole; these handlers are registered
+ * after the runtime's, so lock_ is taken before the runtime's locks. */
+static void fork_prepare_(void)
+{
+    pthread_mutex_lock(&lock_);
+}
+static void fork_parent_(void)
+{
+    pthread_mutex_unlock(&lock_);
+}
+static void fork_child_(void)
+{
+    for (module *m = modules_; m; m = m->next) {
+        m->shipped_on = 0;
+        m->handle = NULL;
+    }
+    map_clear(&host_to_proxy_);
+    map_clear(&proxy_to_host_);
+    memset(shipping_, 0, sizeof shipping_);
+    pthread_mutex_unlock(&lock_);
+}
+
 static void set_hook(void)
 {
     apigen_set_session_hook(&cudart_api, ship_hook);
+    (void)pthread_atfork(fork_prepare_, fork_parent_, fork_child_);
 }
 
 APIGEN_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
