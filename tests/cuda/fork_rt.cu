@@ -21,13 +21,16 @@ static int run(const char *who, unsigned blocks)
 {
     int *d = nullptr, v = -1;
     cudaError_t e = cudaMalloc(&d, sizeof(int));
-    if (e == cudaSuccess) e = cudaMemset(d, 0, sizeof(int));
+    if (e == cudaSuccess)
+        e = cudaMemset(d, 0, sizeof(int));
     if (e == cudaSuccess) {
         k1<<<blocks, 32>>>(d);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost);
-    if (d) (void)cudaFree(d);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost);
+    if (d)
+        (void)cudaFree(d);
     printf("%s: %u blocks: %s, value %d\n", who, blocks, cudaGetErrorName(e), v);
     fflush(stdout);
     return e != cudaSuccess;
