@@ -91,8 +91,24 @@ static const char *queue_check_var(const function_def *f)
     return f->async_check ? "may_queue_" : f->async_vouch ? "vouched_" : NULL;
 }
 
-/* `async_check: F`, `async_vouch: F` or `async_unless: F` (fn): "bool F(T a, U b)" (decl)
- * or "F(a, b)" (call) */
+/* The hand-written guest functions a forwarded call asks before it is
+ * queued or sent (`async_check` or `async_vouch`, `async_unless`), each with
+ * the stub's local that holds its answer; how many */
+static size_t guest_checks(const function_def *f, const char *fn[2], const char *var[2])
+{
+    size_t n = 0;
+    if (queue_check_var(f)) {
+        fn[n] = f->async_check ? f->async_check : f->async_vouch;
+        var[n++] = queue_check_var(f);
+    }
+    if (f->async_unless) {
+        fn[n] = f->async_unless;
+        var[n++] = "sync_now_";
+    }
+    return n;
+}
+
+/* One of them (fn): "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
 static char *guest_fn_text(const function_def *f, const char *fn, char **names, int call)
 {
     strbuf b = {0};
@@ -1040,13 +1056,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                               : xstrdup(f->name);
     char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
-    if (queue_check_var(f)) {
-        char *d = guest_fn_text(f, f->async_check ? f->async_check : f->async_vouch, s.names, 0);
-        PUT("stub_custom_decl", "proto", d);
-        free(d);
-    }
-    if (f->async_unless) {
-        char *d = guest_fn_text(f, f->async_unless, s.names, 0);
+    const char *check_fn[2], *check_var[2];
+    size_t nchecks = guest_checks(f, check_fn, check_var);
+    for (size_t i = 0; i < nchecks; i++) {
+        char *d = guest_fn_text(f, check_fn[i], s.names, 0);
         PUT("stub_custom_decl", "proto", d);
         free(d);
     }
@@ -1091,16 +1104,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         e->o.indent = 0;
     }
     if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
-    if (queue_check_var(f)) { /* asked first: it may make calls of its own */
-        char *call = guest_fn_text(f, f->async_check ? f->async_check : f->async_vouch, s.names, 1);
-        char *d = xasprintf("bool %s = %s", queue_check_var(f), call);
-        PUT("stub_local", "decl", d);
-        free(d);
-        free(call);
-    }
-    if (f->async_unless) {
-        char *call = guest_fn_text(f, f->async_unless, s.names, 1);
-        char *d = xasprintf("bool sync_now_ = %s", call);
+    for (size_t i = 0; i < nchecks; i++) { /* asked first: they may make calls of their own */
+        char *call = guest_fn_text(f, check_fn[i], s.names, 1);
+        char *d = xasprintf("bool %s = %s", check_var[i], call);
         PUT("stub_local", "decl", d);
         free(d);
         free(call);
@@ -1283,9 +1289,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
     for (size_t i = 0; i < f->sig.nparams; i++)
         gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
-    int has_sync = !f->async || vouch != NULL || f->async_check != NULL || f->async_unless != NULL ||
-                   f->async_repeats ||
-                   gid_sync;
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL ||
+                   f->async_unless != NULL || f->async_repeats || gid_sync;
     free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
