@@ -36,7 +36,7 @@ echo "== build ($build, CUDA_HOME=$CUDA_HOME, -arch=$arch)"
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/run-all.configure.log" 2>&1 ||
     { cat "$build/run-all.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart cuda_examples cuda_unsupported \
+cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart cuda_examples cuda_template_examples cuda_unsupported \
     > "$build/run-all.build.log" 2>&1 || { tail -n 50 "$build/run-all.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cudart
@@ -70,7 +70,7 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
 
 # fault makes its kernel fault (a sticky cudaErrorIllegalAddress) before the
 # examples after it: they must not notice (a process per session).
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc"
+examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc thrust"
 fails=0
 printf '\n%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "shm" "result"
 printf '%s\n' "-------------+------------------+------------------+------------------+------------------+-------------------------"
