@@ -21,6 +21,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
 #define ARENA_PAGE 4096u
 #define ARENA_DEFAULT (256ull << 20)
 #define ARENA_PEERS 8
@@ -123,9 +127,10 @@ static bool grow_segs(size_t need)
 
 static bool wire_find(const void *p, uint64_t n, uint64_t *off)
 {
+    if (!atomic_load_explicit(&usable, memory_order_acquire))
+        return false; /* amap is read after: the first ack may have moved it */
     uintptr_t a = (uintptr_t)p, b = (uintptr_t)amap;
-    if (!atomic_load_explicit(&usable, memory_order_acquire) || a < b || a - b > asize ||
-        n > asize - (a - b) || !cur_api)
+    if (a < b || a - b > asize || n > asize - (a - b) || !cur_api)
         return false;
     pthread_mutex_lock(&mu);
     bool taken = taken_by(cur_api);
@@ -174,6 +179,33 @@ int rt_arena_guest_fd(uint64_t *size)
     return fd;
 }
 
+/* The first server to take the arena mapped it at base: the guest's view
+ * moves to the same address when that range is free here (under mu, before
+ * any block is carved and before the arena is usable, so no pointer into
+ * the old view exists). Pinned memory then has one address on both sides,
+ * as natively, where the device reaches pinned host memory at its host
+ * address (unified addressing): a kernel given a pointer into it (Thrust's
+ * pinned vectors, zero-copy code that skips cudaHostGetDevicePointer)
+ * reads the guest's bytes, where the guest's own address faulted on the
+ * device. When the range is taken here, addresses are translated at
+ * the calls as before and such a kernel still faults. */
+static void same_address(uint64_t base)
+{
+    if (!amap || base == (uint64_t)(uintptr_t)amap || base % ARENA_PAGE)
+        return;
+    void *m = mmap((void *)(uintptr_t)base, (size_t)asize, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED_NOREPLACE, afd, 0);
+    if (m == MAP_FAILED)
+        return;
+    if (m != (void *)(uintptr_t)base) { /* a kernel before 4.17 took it as a hint */
+        munmap(m, (size_t)asize);
+        return;
+    }
+    uint8_t *old = amap;
+    __atomic_store_n(&amap, (uint8_t *)m, __ATOMIC_RELEASE);
+    munmap(old, (size_t)asize);
+}
+
 void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LEN], int stray_fd)
 {
     uint64_t peer_base = 0;
@@ -189,6 +221,8 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
         refused = true; /* one server could not map it: refs would not resolve there */
         atomic_store(&usable, false);
     } else if (!refused) {
+        if (peer_of(api) < 0 && !peers[0].api && nused == 0)
+            same_address(peer_base);
         for (int i = 0; i < ARENA_PEERS; i++)
             if (!peers[i].api || peers[i].api == api) {
                 peers[i].api = api;
@@ -435,8 +469,9 @@ bool apigen_arena_free(void *p)
 
 bool apigen_arena_owns(const void *p)
 {
-    uintptr_t a = (uintptr_t)p, b = (uintptr_t)amap;
-    return amap && a >= b && a - b < asize;
+    uint8_t *m = __atomic_load_n(&amap, __ATOMIC_ACQUIRE); /* same_address may move it */
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)m;
+    return m && a >= b && a - b < asize;
 }
 
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n)

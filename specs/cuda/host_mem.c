@@ -269,7 +269,10 @@ static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, 
         return CUDA_ERROR_NOT_SUPPORTED;
     }
     CUresult e = cuda_fwd_cuMemHostGetDevicePointer_v2(pdptr, (void *)(uintptr_t)peer, Flags);
-    if (e == CUDA_SUCCESS && *pdptr && !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
+    /* the arena at one address on both sides (runtime/arena_guest.c): the
+     * device pointer is the host pointer, host memory in the records */
+    if (e == CUDA_SUCCESS && *pdptr && *pdptr != (CUdeviceptr)(uintptr_t)p &&
+        !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
         apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)*pdptr, left);
     return e;
 }

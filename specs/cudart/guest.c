@@ -1510,7 +1510,9 @@ APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, 
     }
     cudaError_t e = cudart_fwd_cudaHostGetDevicePointer(pDevice, (void *)(uintptr_t)peer, flags);
     range d;
-    if (e == cudaSuccess && *pDevice && !ranges_find(&dev_ranges_, *pDevice, &d)) {
+    /* the arena at one address on both sides (runtime/arena_guest.c): the
+     * device pointer is the host pointer, host memory in the records */
+    if (e == cudaSuccess && *pDevice && *pDevice != pHost && !ranges_find(&dev_ranges_, *pDevice, &d)) {
         ranges_add(&dev_ranges_, *pDevice, (size_t)left, 0, false);
         apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
                         (uint64_t)(uintptr_t)*pDevice, left);

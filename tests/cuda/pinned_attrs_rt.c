@@ -23,8 +23,11 @@ static void show(const char *what, char *base, char *p)
     void *dev = NULL, *dev_base = NULL;
     cudaError_t ed = cudaHostGetDevicePointer(&dev, p, 0);
     (void)cudaHostGetDevicePointer(&dev_base, base, 0);
-    printf("%s: cudaHostGetDevicePointer %d%s\n", what, (int)ed,
-           ed ? "" : (char *)dev == (char *)dev_base + (p - base) ? ", the block's + offset" : ", WRONG");
+    /* with unified addressing the device reaches pinned memory at its host
+     * address (forwarded: the arena mapped at one address in both processes) */
+    printf("%s: cudaHostGetDevicePointer %d%s%s\n", what, (int)ed,
+           ed ? "" : (char *)dev == (char *)dev_base + (p - base) ? ", the block's + offset" : ", WRONG",
+           ed ? "" : (char *)dev == p ? ", its host address" : ", not its host address");
     unsigned flags = 77;
     cudaError_t e = cudaHostGetFlags(&flags, p);
     printf("%s: cudaHostGetFlags %d, flags %u\n", what, (int)e, flags);

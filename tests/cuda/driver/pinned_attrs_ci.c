@@ -13,6 +13,7 @@
  * (the forwarded device pointer is the server's address of the bytes).
  * tests/gpu/pinned-attrs.sh runs it on a GPU. Exit 1 when setup fails. */
 #define _DEFAULT_SOURCE /* mincore (resident.h) */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,8 +45,13 @@ static void show(const char *what, char *base, size_t size, char *p)
     CUdeviceptr mapped = 77, mapped_base = 77;
     CUresult em = cuMemHostGetDevicePointer_v2(&mapped, p, 0);
     (void)cuMemHostGetDevicePointer_v2(&mapped_base, base, 0);
-    printf("%s: cuMemHostGetDevicePointer_v2 %d%s\n", what, (int)em,
-           em ? "" : mapped == mapped_base + (CUdeviceptr)(p - base) ? ", the block's + offset" : ", WRONG");
+    /* with unified addressing the device reaches a pinned allocation at its
+     * host address (forwarded: the arena mapped at one address in both
+     * processes); a registration of the guest's own memory cannot be */
+    bool own = strncmp(what, "registered", 10) != 0;
+    printf("%s: cuMemHostGetDevicePointer_v2 %d%s%s\n", what, (int)em,
+           em ? "" : mapped == mapped_base + (CUdeviceptr)(p - base) ? ", the block's + offset" : ", WRONG",
+           em || !own ? "" : mapped == dp ? ", its host address" : ", not its host address");
     unsigned flags = 77;
     CUresult e = cuMemHostGetFlags(&flags, p);
     printf("%s: cuMemHostGetFlags %d, flags %u\n", what, (int)e, flags);
