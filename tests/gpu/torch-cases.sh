@@ -12,7 +12,7 @@
 # preloaded sonames win), one apigen-server-cuda-family; a library call is
 # one message.
 # Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable
-# cuda_graph"),
+# cuda_graph pinned"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
 # PYTHON; TRACE_RT=1 (TRACE_STEPS, default 10): two traced runs per case and
 # the calls that still make round trips per step ($OUT/roundtrips.txt).
@@ -21,7 +21,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build-gpu-driver}
 py=${PYTHON:-python3}
 OUT=${OUT:-$root/torch-cases-out}
-cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer expandable cuda_graph}
+cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer expandable cuda_graph pinned}
 transports=${TRANSPORTS:-unix shm tcp}
 steps=${STEPS:-200}
 mkdir -p "$OUT"
