@@ -21,10 +21,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
 #define ARENA_PAGE 4096u
 #define ARENA_DEFAULT (256ull << 20)
 #define ARENA_PEERS 8
@@ -184,11 +180,11 @@ int rt_arena_guest_fd(uint64_t *size)
  * any block is carved and before the arena is usable, so no pointer into
  * the old view exists). Pinned memory then has one address on both sides,
  * as natively, where the device reaches pinned host memory at its host
- * address (unified addressing): a kernel given a pointer into it (Thrust's
- * pinned vectors, zero-copy code that skips cudaHostGetDevicePointer)
- * reads the guest's bytes, where the guest's own address faulted on the
- * device. When the range is taken here, addresses are translated at
- * the calls as before and such a kernel still faults. */
+ * address (unified addressing): a kernel given a pointer into it (template
+ * libraries' pinned vectors, zero-copy code that never asks the API for a
+ * device pointer) reads the guest's bytes, where the guest's own address
+ * faulted on the device. When the range is taken here, addresses are
+ * translated at the calls as before and such a kernel still faults. */
 static void same_address(uint64_t base)
 {
     if (!amap || base == (uint64_t)(uintptr_t)amap || base % ARENA_PAGE)
@@ -221,7 +217,7 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
         refused = true; /* one server could not map it: refs would not resolve there */
         atomic_store(&usable, false);
     } else if (!refused) {
-        if (peer_of(api) < 0 && !peers[0].api && nused == 0)
+        if (!peers[0].api && nused == 0) /* the first server, no block yet */
             same_address(peer_base);
         for (int i = 0; i < ARENA_PEERS; i++)
             if (!peers[i].api || peers[i].api == api) {

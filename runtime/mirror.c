@@ -39,10 +39,6 @@
 #include "apigen_rt.h"
 #include "rt_internal.h"
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-
 #define MIRROR_MAX 4096
 
 typedef struct mirror {

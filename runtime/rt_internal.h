@@ -7,6 +7,12 @@
 #include <pthread.h>
 #include "transport.h"
 
+/* mmap's "at this address or fail" (Linux 4.17; glibc before 2.28 lacks the
+ * name): mirrors (mirror.c) and the arena's view (arena_guest.c) */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
 typedef struct rt_lanes rt_lanes; /* lanes.c */
 
 /* Guard a writer for a frame: reserve the 32-byte header at w->len and start
