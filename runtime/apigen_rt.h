@@ -1121,6 +1121,14 @@ size_t apigen_twin_live(void);
 int apigen_twin_push(apigen_twin_io io, void *user);
 void apigen_twin_wrote(uint64_t dev, size_t n);
 int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
+/* apigen_twin_translate: each 8-byte-aligned word of a kernel's packed
+ * parameters that points into a twin's range becomes the address of its
+ * device allocation; a word in no twin is first given to make(addr, user),
+ * which may add the twin of the range holding it (host memory the device
+ * reaches at its host address under unified addressing) and returns 0 or
+ * the API's error (returned). */
+typedef int (*apigen_twin_make)(uint64_t addr, void *user);
+int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user);
 /* api's spec code moves twins itself (io: its copies); every call of
  * another API of its family first pushes and makes every twin stale (only
  * a synchronization of everything through an owner clears it). */

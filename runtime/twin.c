@@ -160,6 +160,37 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
     return r;
 }
 
+/* ---- host pointers in a kernel's parameters -----------------------------------------------
+ * With unified addressing a kernel reaches host memory the API pinned or
+ * registered at its host address; a remote device reaches the twin instead,
+ * so each 8-byte word of the packed parameters that points into a twin (or
+ * into a range `make` turns into one) is given the twin's address. Pointers
+ * sit 8-byte aligned in a parameter buffer (the ABI aligns pointer
+ * parameters and struct members); pointers the kernel reads from memory are
+ * not seen. */
+static bool twin_at(uint64_t addr, uint64_t *dev)
+{
+    if (!apigen_twin_live()) return false;
+    return apigen_twin_device((const void *)(uintptr_t)addr, dev, NULL);
+}
+
+int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user)
+{
+    unsigned char *b = params;
+    for (size_t off = 0; off + sizeof(uint64_t) <= len; off += sizeof(uint64_t)) {
+        uint64_t w, dev;
+        memcpy(&w, b + off, sizeof w);
+        if (w < 4096) continue; /* no memory of anyone's */
+        if (!twin_at(w, &dev)) {
+            int r = make(w, user);
+            if (r) return r;
+            if (!twin_at(w, &dev)) continue;
+        }
+        memcpy(b + off, &dev, sizeof dev);
+    }
+    return 0;
+}
+
 bool apigen_twin_device(const void *host, uint64_t *dev, size_t *left)
 {
     if (!apigen_twin_live()) return false;

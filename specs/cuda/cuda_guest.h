@@ -20,6 +20,10 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
 /* Whether p lies in host memory the guest allocated or registered through
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
+/* host_mem.c: host ranges the device cannot reach at their address exist;
+ * apigen_cuda_reach_host is launch.c's apigen_twin_make for them */
+int apigen_cuda_unreached_any(void);
+int apigen_cuda_reach_host(uint64_t addr, void *user);
 /* host_mem.c: the bytes a cuPointerGetAttribute answer of this attribute
  * takes (cuda.h), 0 for one this header does not know */
 size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);

@@ -2,19 +2,21 @@
  * cuMemAllocHost / cuMemHostAlloc memory is guest memory, carved from the
  * shared arena when the transport has one (the server registered it with
  * the GPU: copies from it are zero-copy), else plain memory; registering
- * memory (cuMemHostRegister) records the range. The device reaches only the
- * arena (registered mapped on the server, host_arena.c):
- * cuMemHostGetDevicePointer_v2 answers the server's device pointer for its
- * address of arena bytes; for a range registered with
- * CU_MEMHOSTREGISTER_DEVICEMAP it makes (at the first call) a device
- * allocation the runtime's twins keep equal to the range at launches and
- * synchronizations (runtime/twin.c, managed.c's hooks; docs/multi-gpu.md);
- * other memory is refused (CUDA_ERROR_NOT_SUPPORTED, a log line). cuMemcpy /
+ * memory (cuMemHostRegister) records the range. The device reaches the
+ * arena at its address (registered mapped on the server, host_arena.c;
+ * mapped at one address on both sides, runtime/arena_guest.c); any other
+ * range (pinned memory without an arena, registered memory) gets, at the
+ * first cuMemHostGetDevicePointer_v2 or the first launch whose parameters
+ * point into it (launch.c: apigen_twin_translate with
+ * apigen_cuda_reach_host), a device allocation the runtime's twins keep
+ * equal to the range at launches and synchronizations (runtime/twin.c,
+ * managed.c's hooks; docs/multi-gpu.md). cuMemcpy /
  * cuMemcpyAsync resolve each side: the guest's own host memory, else the
  * server's answer to cuPointerGetAttribute, which never gets the address of
  * the guest's own pageable memory (see "pointer queries"). */
 #define _DEFAULT_SOURCE /* mincore */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,31 @@ static int add(void *p, size_t size, unsigned flags, int owned, CUcontext ctx)
     return 1;
 }
 
+/* Ranges the device cannot reach at their address (outside the arena):
+ * launches scan their parameters only while some exist; [lo, hi) bounds
+ * them for a cheap test of each parameter word. */
+static atomic_size_t unreached_;
+static _Atomic(uintptr_t) unreached_lo_ = UINTPTR_MAX, unreached_hi_;
+
+static void unreached_add(const void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p, lo = atomic_load(&unreached_lo_), hi = atomic_load(&unreached_hi_);
+    if (!p || apigen_arena_owns(p)) return;
+    while (a < lo && !atomic_compare_exchange_weak(&unreached_lo_, &lo, a)) {}
+    while (a + size > hi && !atomic_compare_exchange_weak(&unreached_hi_, &hi, a + size)) {}
+    atomic_fetch_add(&unreached_, 1);
+}
+
+static void unreached_remove(const void *p)
+{
+    if (p && !apigen_arena_owns(p)) atomic_fetch_sub(&unreached_, 1);
+}
+
+int apigen_cuda_unreached_any(void)
+{
+    return atomic_load_explicit(&unreached_, memory_order_relaxed) != 0;
+}
+
 int apigen_cuda_is_guest_host(const void *p)
 {
     pthread_mutex_lock(&lock_);
@@ -110,6 +137,7 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
         if (!apigen_arena_free(p)) free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    unreached_add(p, bytesize);
     pc_add(p, bytesize, (Flags & CU_MEMHOSTALLOC_PORTABLE) != 0);
     *pp = p;
     return CUDA_SUCCESS;
@@ -135,9 +163,13 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
+    unreached_remove(p);
     pc_remove(p);
+    CUdeviceptr dev = 0; /* its twin's allocation, if a kernel reached it */
+    CUresult e = apigen_cuda_twin_remove(p, &dev);
+    if (dev) (void)cuMemFree_v2(dev);
     if (!apigen_arena_free(p)) free(p);
-    return CUDA_SUCCESS;
+    return e;
 }
 
 #define HOST_REGISTER_FLAGS                                                                        \
@@ -160,7 +192,9 @@ APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
     long i = find(p);
     pthread_mutex_unlock(&lock_);
     if (i >= 0) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    return add(p, bytesize, Flags, 0, ctx) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!add(p, bytesize, Flags, 0, ctx)) return CUDA_ERROR_OUT_OF_MEMORY;
+    unreached_add(p, bytesize);
+    return CUDA_SUCCESS;
 }
 
 APIGEN_EXPORT CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
@@ -178,6 +212,7 @@ APIGEN_EXPORT CUresult cuMemHostUnregister(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
+    unreached_remove(p);
     CUdeviceptr dev = 0; /* a mapped range's allocation: what the device wrote comes back first */
     CUresult e = apigen_cuda_twin_remove(p, &dev);
     if (dev) (void)cuMemFree_v2(dev);
@@ -206,9 +241,9 @@ CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsi
 
 CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 
-/* A range registered with CU_MEMHOSTREGISTER_DEVICEMAP: its device
- * allocation, made at the first question and filled with the range (then
- * kept equal to it: runtime/twin.c). */
+/* A range the device cannot reach at its address: its device allocation,
+ * made at the first question and filled with the range (then kept equal to
+ * it: runtime/twin.c). */
 static pthread_mutex_t twin_lock_ = PTHREAD_MUTEX_INITIALIZER;
 static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t size,
                              unsigned flags)
@@ -238,8 +273,9 @@ static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t
 
 /* The device pointer is noted as the client's device memory (unified
  * copies with it go to the server, async calls with it are vouched for).
- * Memory the device cannot reach is CUDA_ERROR_NOT_SUPPORTED, with a log
- * line unless quiet (a pointer query's, which says it its own way). */
+ * Memory the device cannot reach at its address answers its twin's
+ * allocation, made now unless quiet (a pointer query's, which answers
+ * CUDA_ERROR_NOT_SUPPORTED while there is none). */
 static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, int quiet)
 {
     if (!pdptr || !p) return CUDA_ERROR_INVALID_VALUE;
@@ -256,18 +292,19 @@ static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, 
         return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     }
     uint64_t peer = apigen_arena_peer_addr(&cuda_api, p, left);
-    if (!peer && !owned && (flags & CU_MEMHOSTREGISTER_DEVICEMAP)) {
+    uint64_t twin = 0;
+    if (!peer && apigen_twin_device(p, &twin, NULL)) { /* a kernel reached it, or asked before */
         if (Flags) return CUDA_ERROR_INVALID_VALUE;
-        return mapped_range(pdptr, p, base, size, flags);
+        *pdptr = (CUdeviceptr)twin;
+        return CUDA_SUCCESS;
     }
-    if (!peer) {
-        if (!quiet)
-            apigen_log("cuMemHostGetDevicePointer_v2: %p is %s: the device reaches only host "
-                       "memory of the shared-memory arena (cuMemHostAlloc / cuMemAllocHost over "
-                       "unix:// or shm://): refused (CUDA_ERROR_NOT_SUPPORTED)",
-                       p, owned ? "pinned memory outside the arena" : "registered memory");
-        return CUDA_ERROR_NOT_SUPPORTED;
+    /* a pointer query makes no device allocation, but for a registration
+     * that asked for one (DEVICEMAP) */
+    if (!peer && (!quiet || (!owned && (flags & CU_MEMHOSTREGISTER_DEVICEMAP)))) {
+        if (Flags) return CUDA_ERROR_INVALID_VALUE;
+        return mapped_range(pdptr, p, base, size, owned ? 0 : flags);
     }
+    if (!peer) return CUDA_ERROR_NOT_SUPPORTED; /* the query's answer: none yet */
     CUresult e = cuda_fwd_cuMemHostGetDevicePointer_v2(pdptr, (void *)(uintptr_t)peer, Flags);
     /* the arena at one address on both sides (runtime/arena_guest.c): the
      * device pointer is the host pointer, host memory in the records */
@@ -275,6 +312,23 @@ static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, 
         !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
         apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)*pdptr, left);
     return e;
+}
+
+/* apigen_twin_make for launches (launch.c): the twin of the range holding
+ * addr when the device cannot reach it there (never for an address of the
+ * server's device memory the guest noted: that is what the word means). */
+int apigen_cuda_reach_host(uint64_t addr, void *user)
+{
+    (void)user;
+    if (addr < atomic_load(&unreached_lo_) || addr >= atomic_load(&unreached_hi_)) return 0;
+    pthread_mutex_lock(&lock_);
+    long i = find((const void *)(uintptr_t)addr);
+    hrange r = i >= 0 ? ranges_[i] : (hrange){0};
+    pthread_mutex_unlock(&lock_);
+    if (i < 0 || apigen_arena_owns((const void *)r.base) || apigen_dev_noted(&cuda_api, addr))
+        return 0;
+    CUdeviceptr d;
+    return (int)mapped_range(&d, (void *)r.base, r.base, r.size, r.owned ? 0 : r.flags);
 }
 
 APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)

@@ -6,7 +6,10 @@
  * the arguments into one buffer at the layout's offsets, and sends one async
  * apigenCudaLaunch; its error, if any, comes back at the thread's next
  * synchronous call (api.errors.async: next_call). A configuration the guest
- * cannot vouch for (launch_check.c) is sent synchronously instead. */
+ * cannot vouch for (launch_check.c) is sent synchronously instead. Host
+ * addresses in the parameters that the device cannot reach there (pinned
+ * memory without an arena, registered memory) are given as their twins'
+ * (host_mem.c, runtime/twin.c). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -144,14 +147,22 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if ((flags & APIGEN_CUDA_LAUNCH_COOP) ||
         !launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attrs, nattrs))
         flags |= APIGEN_CUDA_LAUNCH_SYNC; /* the driver's refusal comes back at this call */
-    if ((e = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e;
     if (extra) {
         const void *buf;
         size_t n;
+        void *own = NULL; /* the caller's buffer, copied when host addresses may change */
         e = apigen_cuda_extra_buffer(l, extra, &buf, &n);
         if (e != CUDA_SUCCESS) return e;
-        e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
-                             n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
+        if (n && apigen_cuda_unreached_any()) {
+            if (!(own = malloc(n))) return CUDA_ERROR_OUT_OF_MEMORY;
+            buf = memcpy(own, buf, n);
+            e = (CUresult)apigen_twin_translate(own, n, apigen_cuda_reach_host, NULL);
+        }
+        if (e == CUDA_SUCCESS) e = apigen_cuda_managed_push();
+        if (e == CUDA_SUCCESS)
+            e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
+                                 n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
+        free(own);
         if (e == CUDA_SUCCESS)
             apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
         return e;
@@ -171,6 +182,13 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
             return CUDA_ERROR_INVALID_VALUE;
         }
         memcpy(buf + l->offsets[i], params[i], l->sizes[i]);
+    }
+    if (l->size && apigen_cuda_unreached_any())
+        e = (CUresult)apigen_twin_translate(buf, l->size, apigen_cuda_reach_host, NULL);
+    if (e == CUDA_SUCCESS) e = apigen_cuda_managed_push();
+    if (e != CUDA_SUCCESS) {
+        if (buf != small) free(buf);
+        return e;
     }
     /* the legacy stream's work: a later synchronous copy to the host waits for it */
     if ((!stream || stream == CU_STREAM_LEGACY) && !(flags & APIGEN_CUDA_LAUNCH_PTSZ))

@@ -12,7 +12,8 @@
  * - Device ranges handed out by cudaMalloc & co are remembered, so that
  *   cudaMemcpyDefault resolves to a direction without asking.
  * - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
- *   is guest memory: the GPU cannot reach the guest's RAM anyway.
+ *   is guest memory: the arena the server maps at the same address, or
+ *   memory a kernel reaches through a twin ("host memory a kernel reaches").
  * - Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) run on the
  *   guest's callback thread when the server's stream reaches them; the
  *   server's stream waits until they return, as a real stream does.
@@ -306,6 +307,64 @@ static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum c
     bool d = is_device(dst), s = is_device(src);
     return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
              : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+}
+
+/* ---- host memory a kernel reaches at its host address -----------------------------------
+ * With unified addressing a kernel may be given the host address of pinned
+ * or registered memory (Thrust's pinned vectors, zero-copy code without
+ * cudaHostGetDevicePointer). The server's device reaches the arena at the
+ * same address (runtime/arena_guest.c); every other host range (pinned
+ * blocks without an arena, as over tcp://; registered memory) gets, when a
+ * launch's parameters first point into it or its device pointer is asked, a
+ * device allocation the runtime's twins keep equal to it (registered.c),
+ * and launches are given that allocation's address (apigen_twin_translate).
+ * unreached_: such ranges exist (launches scan their parameters only then);
+ * [lo, hi): where they lie, a cheap test for each parameter word. */
+static atomic_size_t unreached_;
+static _Atomic(uintptr_t) unreached_lo_ = UINTPTR_MAX, unreached_hi_;
+static pthread_mutex_t reach_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+static void unreached_add(const void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p, lo = atomic_load(&unreached_lo_), hi = atomic_load(&unreached_hi_);
+    if (!p || apigen_arena_owns(p)) return;
+    while (a < lo && !atomic_compare_exchange_weak(&unreached_lo_, &lo, a)) {}
+    while (a + size > hi && !atomic_compare_exchange_weak(&unreached_hi_, &hi, a + size)) {}
+    atomic_fetch_add(&unreached_, 1);
+}
+
+static void unreached_remove(const void *p)
+{
+    if (p && !apigen_arena_owns(p)) atomic_fetch_sub(&unreached_, 1);
+}
+
+/* apigen_twin_make: the twin of the host range holding addr, if the device
+ * cannot reach it at that address (the server's own device memory there is
+ * the server's: never taken for the guest's host memory) */
+static int reach_host(uint64_t addr, void *user)
+{
+    (void)user;
+    range r;
+    void *dev = NULL;
+    if (addr < atomic_load(&unreached_lo_) || addr >= atomic_load(&unreached_hi_)) return 0;
+    if (!ranges_find(&host_ranges_, (const void *)(uintptr_t)addr, &r) ||
+        apigen_arena_owns((const void *)r.base) || is_device((const void *)(uintptr_t)addr))
+        return 0;
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&reach_lock_); /* one device allocation per range */
+    if (!cudart_registered_device((const void *)r.base, &dev, NULL))
+        e = cudart_registered_add((void *)r.base, r.size,
+                                  !r.owned && (r.flags & cudaHostRegisterReadOnly));
+    pthread_mutex_unlock(&reach_lock_);
+    return (int)e;
+}
+
+/* The launch's packed parameters, host addresses the device cannot reach
+ * given as their twins' (no-op while there is no such range). */
+static cudaError_t reach_params(void *buf, size_t size)
+{
+    if (!atomic_load_explicit(&unreached_, memory_order_relaxed) || !size) return cudaSuccess;
+    return (cudaError_t)apigen_twin_translate(buf, size, reach_host, NULL);
 }
 
 /* ---- module registration ---------------------------------------------------------------- */
@@ -829,7 +888,7 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
     memset(buf, 0, l->size);
     for (uint32_t i = 0; i < l->n; i++) memcpy(buf + l->offsets[i], args[i], l->sizes[i]);
     if (config_refused(grid, block)) flags |= APIGEN_CUDART_SYNC;
-    if ((e = cudart_managed_push()) != cudaSuccess) {
+    if ((e = reach_params(buf, l->size)) != cudaSuccess || (e = cudart_managed_push()) != cudaSuccess) {
         if (buf != small) free(buf);
         return e;
     }
@@ -1363,11 +1422,10 @@ static cudaError_t local_error(cudaError_t e)
 
 /* Pinned host memory is the guest's own (the arena, which the server
  * registered as portable, mapped pinned memory; plain memory without an
- * arena). Flags the stub cannot honour are refused, never accepted and
- * echoed: mapped memory needs the arena (the device reaches it through the
- * server's mapping: cudaHostGetDevicePointer), so a mapped block that cannot
- * come from it is refused; write-combined memory would need a mapping the
- * guest cannot make. Portable is what every pinned block here is. */
+ * arena, which the device reaches through a twin: "host memory a kernel
+ * reaches" above). Flags the stub cannot honour are refused, never accepted
+ * and echoed: write-combined memory would need a mapping the guest cannot
+ * make. Portable is what every pinned block here is. */
 #define HOST_ALLOC_FLAGS (cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)
 #define HOST_ALLOC_UNSUPPORTED cudaHostAllocWriteCombined
 #define HOST_REGISTER_FLAGS                                                                        \
@@ -1401,17 +1459,18 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
-    bool mapped = (flags & cudaHostAllocMapped) != 0;
-    void *p = apigen_pinned_alloc(size, mapped);
-    if (!p && mapped) {
-        apigen_log("cudaHostAlloc: cudaHostAllocMapped needs the shared-memory arena (a server "
-                   "on this machine: unix:// or shm://, APIGEN_ARENA not 0, room left in it): "
-                   "refused (cudaErrorNotSupported)");
-        return local_error(cudaErrorNotSupported);
-    }
+    void *p = apigen_pinned_alloc(size, false);
     if (!p)
         return local_error(cudaErrorMemoryAllocation);
+    /* mapped outside the arena: its twin at once, as cudaHostRegisterMapped
+     * (its device pointer is asked of pointer queries too) */
+    if ((flags & cudaHostAllocMapped) && !apigen_arena_owns(p) &&
+        (e = cudart_registered_add(p, size, false)) != cudaSuccess) {
+        free(p);
+        return local_error(e);
+    }
     ranges_add_on(&host_ranges_, p, size, flags, true, device_now());
+    unreached_add(p, size);
     pc_add(p, size, (flags & cudaHostAllocPortable) != 0);
     *pHost = p;
     return cudaSuccess;
@@ -1429,9 +1488,11 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || !r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorInvalidValue);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
+    unreached_remove(ptr);
     pc_remove(ptr);
+    cudaError_t e = cudart_registered_remove(ptr); /* its twin, if a kernel reached it */
     if (!apigen_arena_free(ptr)) free(ptr);
-    return cudaSuccess;
+    return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
 
 APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
@@ -1454,6 +1515,7 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
         (e = cudart_registered_add(ptr, size, (flags & cudaHostRegisterReadOnly) != 0)) != cudaSuccess)
         return local_error(e);
     ranges_add_on(&host_ranges_, ptr, size, flags, false, device_now());
+    unreached_add(ptr, size);
     return cudaSuccess;
 }
 
@@ -1463,6 +1525,7 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
+    unreached_remove(ptr);
     cudaError_t e = cudart_registered_remove(ptr);
     return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
@@ -1496,16 +1559,14 @@ APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, 
         return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
     }
     uint64_t left = r.size - ((uintptr_t)pHost - r.base);
-    if (!r.owned && cudart_registered_device(pHost, pDevice, NULL)) {
-        if (flags) return local_error(cudaErrorInvalidValue);
-        return cudaSuccess; /* its device allocation (registered.c) */
-    }
     uint64_t peer = apigen_arena_peer_addr(&cudart_api, pHost, left);
-    if (!peer) {
-        apigen_log("cudaHostGetDevicePointer: %p is %s: the device reaches only host memory of "
-                   "the shared-memory arena (cudaHostAlloc / cudaMallocHost over unix:// or "
-                   "shm://): refused (cudaErrorNotSupported)",
-                   pHost, r.owned ? "pinned memory outside the arena" : "registered memory");
+    if (!peer) { /* its twin's allocation, made now if no kernel reached it yet */
+        if (flags) return local_error(cudaErrorInvalidValue);
+        cudaError_t e = (cudaError_t)reach_host((uint64_t)(uintptr_t)pHost, NULL);
+        if (e != cudaSuccess) return local_error(e);
+        if (cudart_registered_device(pHost, pDevice, NULL)) return cudaSuccess;
+        apigen_log("cudaHostGetDevicePointer: %p: no device allocation could stand for this "
+                   "host memory: refused (cudaErrorNotSupported)", pHost);
         return local_error(cudaErrorNotSupported);
     }
     cudaError_t e = cudart_fwd_cudaHostGetDevicePointer(pDevice, (void *)(uintptr_t)peer, flags);
@@ -1540,11 +1601,11 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
             return e;
         }
         /* Outside the arena (cudaHostRegister, or no arena): the memory is
-         * the guest's only; no device can reach it, so there is no device
-         * pointer to give (a documented limit: natively there is one), but
-         * for a mapped registration's device allocation (registered.c). */
+         * the guest's only; the device pointer is its twin's allocation once
+         * a kernel reached it or it was asked for (registered.c), none before
+         * (a query makes no device allocation; natively there is one). */
         void *mapped = NULL;
-        if (!r.owned) (void)cudart_registered_device(ptr, &mapped, NULL);
+        (void)cudart_registered_device(ptr, &mapped, NULL);
         int dev = r.device;
         if (dev < 0) {
             apigen_hold_deferred(true);

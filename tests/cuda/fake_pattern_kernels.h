@@ -86,11 +86,19 @@ static void fpk_poly(void *const *args, unsigned long b, unsigned long t)
         if (i < t && i < 1024) result[i] = acc;
     }
 }
+/* tests/cuda/pinned_kernel_rt.cu: a pointer inside a struct parameter */
+static void fpk_kh(void *const *args, unsigned long b, unsigned long t)
+{
+    (void)t;
+    const struct { int add; int *p; } *h = args[0];
+    h->p[0] += h->add * (int)b;
+}
 #undef ARG
 
 static const struct fake_pattern_kernel fake_pattern_kernels[] = {
     {"_Z4spinyPi", 2, {0, 8}, {8, 8}, fpk_spin},
     {"_Z2k1Pi", 1, {0}, {8}, fpk_k1},
+    {"_Z2kh6holder", 1, {0}, {16}, fpk_kh},
     {"_Z2k8PifimPKfdij", 8, {0, 8, 12, 16, 24, 32, 40, 44}, {8, 4, 4, 8, 8, 8, 4, 4}, fpk_k8},
     {"_Z3k16PifimPKfdijcsxfPKiidj", 16,
      {0, 8, 12, 16, 24, 32, 40, 44, 48, 50, 56, 64, 72, 80, 88, 96},

@@ -1,12 +1,16 @@
-// A kernel given the host address of pinned memory (cudaMallocHost,
-// cudaHostAlloc mapped), as code written for unified addressing passes it
-// (Thrust's pinned vectors, zero-copy kernels without
-// cudaHostGetDevicePointer): natively the device reaches pinned memory at
-// its host address. Forwarded over unix:// and shm:// the guest's arena is
-// mapped at one address in both processes (runtime/arena_guest.c), so the
-// stand-in device (tests/cuda/fake_kernels.c: k1 on the server's CPU)
-// writes the guest's bytes; tests/cuda/trips_ci.sh compares the output
-// with native. Over tcp:// the device cannot reach the memory (no test).
+// A kernel given the host address of pinned or registered memory, as code
+// written for unified addressing passes it (Thrust's pinned vectors,
+// zero-copy kernels without cudaHostGetDevicePointer): natively the device
+// reaches that memory at its host address. Forwarded over unix:// and
+// shm:// the guest's arena is mapped at one address in both processes
+// (runtime/arena_guest.c); memory outside it (every pinned block over
+// tcp://, registered memory everywhere) is reached through a twin device
+// allocation whose address the launch is given instead (runtime/twin.c,
+// apigen_twin_translate), a pointer inside a struct parameter too. The
+// stand-in device (tests/cuda/fake_pattern_kernels.h: k1, kh on the
+// server's CPU) writes the bytes; tests/cuda/trips_ci.sh compares the
+// output with native. Built with -DANY_DEVICE_POINTER for tcp://, where the
+// device pointer of a pinned block is its twin's, not its host address.
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -17,11 +21,24 @@ __global__ void k1(int *p)
         p[0] += 1;
 }
 
+struct holder {
+    int add;
+    int *p;
+};
+
+__global__ void kh(holder h)
+{
+    if (threadIdx.x == 0)
+        h.p[0] += h.add;
+}
+
 static void show(const char *what, cudaError_t e, const int *p, int want)
 {
     printf("%s: %s, value %d (%s)\n", what, cudaGetErrorName(e), e == cudaSuccess ? *p : -1,
            e == cudaSuccess && *p == want ? "right" : "WRONG");
 }
+
+static int registered[4096] __attribute__((aligned(4096)));
 
 int main()
 {
@@ -36,6 +53,10 @@ int main()
         k1<<<3, 32>>>(h + 1000); // inside the block: each block adds one
         e = cudaDeviceSynchronize();
         show("inside it", e, h + 1000, 10);
+        h[1000] = 20; // the host writes again between launches
+        kh<<<2, 32>>>(holder{5, h + 1000});
+        e = cudaDeviceSynchronize();
+        show("in a struct parameter, after a host write", e, h + 1000, 30);
     } else {
         printf("cudaMallocHost: %s\n", cudaGetErrorName(e));
     }
@@ -47,10 +68,33 @@ int main()
         show("cudaHostAlloc(mapped) block, by host address", e, m + 5, 3);
         int *d = nullptr;
         e = cudaHostGetDevicePointer(&d, m, 0);
+#ifdef ANY_DEVICE_POINTER
+        printf("cudaHostGetDevicePointer: %s\n", cudaGetErrorName(e));
+#else
         printf("cudaHostGetDevicePointer: %s, %s\n", cudaGetErrorName(e),
                e == cudaSuccess && d == m ? "the host address" : "another address");
+#endif
+        if (e == cudaSuccess) {
+            k1<<<4, 32>>>(d + 5);
+            e = cudaDeviceSynchronize();
+            show("through the device pointer", e, m + 5, 7);
+        }
     } else {
         printf("cudaHostAlloc: %s\n", cudaGetErrorName(e));
+    }
+    e = cudaHostRegister(registered, sizeof registered, cudaHostRegisterDefault);
+    if (e == cudaSuccess) {
+        registered[9] = 5;
+        k1<<<2, 32>>>(registered + 9);
+        e = cudaDeviceSynchronize();
+        show("cudaHostRegister range, by host address", e, registered + 9, 7);
+        registered[9] = 100;
+        k1<<<1, 32>>>(registered + 9);
+        e = cudaStreamSynchronize(0);
+        show("again, after a host write", e, registered + 9, 101);
+        printf("cudaHostUnregister: %s\n", cudaGetErrorName(cudaHostUnregister(registered)));
+    } else {
+        printf("cudaHostRegister: %s\n", cudaGetErrorName(e));
     }
     printf("cudaFreeHost: %s %s\n", cudaGetErrorName(cudaFreeHost(h)), cudaGetErrorName(cudaFreeHost(m)));
     return 0;

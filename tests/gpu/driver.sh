@@ -148,31 +148,6 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
                 res="DIFFERS"; why="${why:-$m: $(first_error "$key" $m)}"
             fi
             continue ;;
-        *.thrust.tcp)
-            # documented: over tcp the device cannot reach the program's pinned
-            # memory; the kernel that fills a pinned host vector through its
-            # host address faults (the last section): every line before it
-            # is native's
-            if [ "$(cat "$logs/$key.$m.rc")" = 1 ] &&
-               grep -q '^pinned host vector: .*cudaErrorIllegalAddress' "$logs/$key.$m.out" &&
-               [ "$(sed '/^pinned host vector:/,$d' "$logs/$key.$m.out")" = "$(sed '/^pinned host vector:/,$d' "$logs/$key.native.out")" ]; then
-                why="${why:-tcp: pinned memory out of the device's reach, as documented}"
-            else
-                res="DIFFERS"; why="${why:-$m: $(first_error "$key" $m)}"
-            fi
-            continue ;;
-        *.mapped.tcp)
-            # documented: mapped host memory is the shared-memory arena; over
-            # tcp the device pointer is refused (CUDA_ERROR_NOT_SUPPORTED, which
-            # NVIDIA's runtime reports as it maps it): the program stops there
-            if cmp -s "$logs/$key.native.out" "$logs/$key.$m.out" ||
-               { [ "$(cat "$logs/$key.$m.rc")" = 1 ] &&
-                 grep -qE '^error: cudaHost(Alloc|GetDevicePointer)\(' "$logs/$key.$m.out"; }; then
-                why="${why:-tcp: mapped memory refused, as documented}"
-            else
-                res="DIFFERS"; why="${why:-$m: $(first_error "$key" $m)}"
-            fi
-            continue ;;
         esac
         if [ "$(cat "$logs/$key.$m.rc")" != "$(cat "$logs/$key.native.rc")" ] ||
            ! cmp -s "$logs/$key.native.out" "$logs/$key.$m.out"; then

@@ -94,27 +94,6 @@ for e in $examples; do
             else res="identical (tcp: refused, as documented)"; fi
             continue
         fi
-        if [ "$e.$m" = thrust.tcp ]; then
-            # documented: over tcp the device cannot reach the program's pinned
-            # memory; the kernel that fills a pinned host vector through its
-            # host address faults (the last section): every line before it
-            # is native's
-            if [ "$(cat "$logs/$e.$m.rc")" = 1 ] &&
-               grep -q '^pinned host vector: .*cudaErrorIllegalAddress' "$logs/$e.$m.out" &&
-               [ "$(sed '/^pinned host vector:/,$d' "$logs/$e.$m.out")" = "$(sed '/^pinned host vector:/,$d' "$logs/$e.native.out")" ]; then
-                res="identical (tcp: pinned memory out of the device's reach, as documented)"
-            else res="DIFFERS ($m)"; fails=$((fails + 1)); fi
-            continue
-        fi
-        if [ "$e.$m" = mapped.tcp ]; then
-            # documented: mapped host memory is the shared-memory arena; over
-            # tcp cudaHostAlloc(cudaHostAllocMapped) is refused
-            if [ "$(cat "$logs/$e.$m.rc")" = 1 ] &&
-               grep -q '^error: cudaHostAlloc(.*cudaHostAllocMapped): cudaErrorNotSupported' "$logs/$e.$m.out"; then
-                res="identical (tcp: refused, as documented)"
-            else res="DIFFERS ($m)"; fails=$((fails + 1)); fi
-            continue
-        fi
         if [ "$e" = modern ]; then
             # documented: this server serves the runtime only. The driver's
             # entry point that cudaGetDriverEntryPointByVersion hands out is the

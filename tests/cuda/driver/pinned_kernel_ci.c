@@ -1,0 +1,88 @@
+/* Kernels given the host address of pinned or registered memory, as code
+ * written for unified addressing passes it (NVIDIA's runtime over this
+ * stub: Thrust's pinned vectors), through kernelParams, a struct parameter
+ * and a packed `extra` buffer: natively the stand-in driver
+ * (tests/cuda/driver/fake_driver.c) runs k1 / kh on the CPU at that
+ * address; forwarded, the arena is mapped at one address on both sides
+ * (unix://, shm://) and other memory (every pinned block over tcp://,
+ * registered memory) reaches the device through a twin allocation the
+ * launch is given instead (specs/cuda/launch.c, runtime/twin.c). The
+ * outputs are compared (tests/cuda/fake_diff.sh); exit 1 when a value is
+ * wrong. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda.h>
+
+static const char image[] = "// a PTX text (the stand-in driver reads none of it)\n";
+static CUfunction k1, kh;
+static int bad_;
+
+struct holder {
+    int add;
+    int *p;
+};
+
+static void show(const char *what, CUresult e, const int *p, int want)
+{
+    int ok = e == CUDA_SUCCESS && *p == want;
+    printf("%s: %d, value %d (%s)\n", what, (int)e, e == CUDA_SUCCESS ? *p : -1, ok ? "right" : "WRONG");
+    bad_ |= !ok;
+}
+
+static CUresult run_k1(int *p, unsigned blocks)
+{
+    void *args[] = {&p};
+    CUresult e = cuLaunchKernel(k1, blocks, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+    return e ? e : cuCtxSynchronize();
+}
+
+static int registered[4096] __attribute__((aligned(4096)));
+
+int main(void)
+{
+    CUdevice d;
+    CUcontext c;
+    CUmodule mod;
+    if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
+        cuModuleLoadData(&mod, image) || cuModuleGetFunction(&k1, mod, "_Z2k1Pi") ||
+        cuModuleGetFunction(&kh, mod, "_Z2kh6holder")) {
+        printf("setup failed\n");
+        return 1;
+    }
+    int *h = NULL;
+    CUresult e = cuMemHostAlloc((void **)&h, 1 << 16, 0);
+    printf("cuMemHostAlloc: %d\n", (int)e);
+    if (e == CUDA_SUCCESS) {
+        h[0] = 41;
+        show("pinned block, kernelParams", run_k1(h, 1), h, 42);
+        h[100] = 7;
+        show("inside it", run_k1(h + 100, 3), h + 100, 10);
+        h[100] = 20; /* the host writes between launches */
+        struct holder hd = {5, h + 100};
+        void *args[] = {&hd};
+        e = cuLaunchKernel(kh, 2, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+        show("in a struct parameter", e ? e : cuCtxSynchronize(), h + 100, 30);
+        int *ptr = h + 200;
+        size_t size = sizeof ptr;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                         CU_LAUNCH_PARAM_END};
+        h[200] = 1;
+        e = cuLaunchKernel(k1, 4, 1, 1, 32, 1, 1, 0, NULL, NULL, extra);
+        show("a packed extra buffer", e ? e : cuCtxSynchronize(), h + 200, 5);
+        printf("the caller's buffer kept its pointer: %s\n", ptr == h + 200 ? "yes" : "NO");
+        bad_ |= ptr != h + 200;
+    }
+    e = cuMemHostRegister(registered, sizeof registered, 0);
+    printf("cuMemHostRegister: %d\n", (int)e);
+    if (e == CUDA_SUCCESS) {
+        registered[9] = 5;
+        show("registered range", run_k1(registered + 9, 2), registered + 9, 7);
+        registered[9] = 100;
+        show("again, after a host write", run_k1(registered + 9, 1), registered + 9, 101);
+        printf("cuMemHostUnregister: %d\n", (int)cuMemHostUnregister(registered));
+    }
+    printf("cuMemFreeHost: %d\n", (int)cuMemFreeHost(h));
+    return bad_;
+}
