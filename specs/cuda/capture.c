@@ -223,23 +223,39 @@ static CUresult managed_around(CUresult (*op)(CUdeviceptr, const void *, size_t,
     return e;
 }
 
+/* (a "device" side that is host memory the device cannot reach there goes
+ * the unified way: host_mem.c, apigen_cuda_copy_unreached) */
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
+    CUresult e;
+    if (apigen_cuda_copy_unreached(dst, 1, (CUdeviceptr)(uintptr_t)src, 0, n, s, APIGEN_CUDA_COPY_ASYNC, &e))
+        return e;
     return managed_around(htod, dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
                                                  CUstream s)
 {
+    CUresult e;
+    if (apigen_cuda_copy_unreached(dst, 1, (CUdeviceptr)(uintptr_t)src, 0, n, s,
+                                   APIGEN_CUDA_COPY_ASYNC | APIGEN_CUDA_COPY_PT, &e))
+        return e;
     return managed_around(htod, dst, src, n, s, 1);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    CUresult e = apigen_cuda_managed_push();
+    CUresult e;
+    if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)dst, 0, src, 1, n, s, APIGEN_CUDA_COPY_ASYNC, &e))
+        return e;
+    e = apigen_cuda_managed_push();
     return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    CUresult e = apigen_cuda_managed_push();
+    CUresult e;
+    if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)dst, 0, src, 1, n, s,
+                                   APIGEN_CUDA_COPY_ASYNC | APIGEN_CUDA_COPY_PT, &e))
+        return e;
+    e = apigen_cuda_managed_push();
     return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 1);
 }
 

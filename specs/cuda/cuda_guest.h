@@ -24,6 +24,12 @@ int apigen_cuda_is_guest_host(const void *p);
  * apigen_cuda_reach_host is launch.c's apigen_twin_make for them */
 int apigen_cuda_unreached_any(void);
 int apigen_cuda_reach_host(uint64_t addr, void *user);
+/* A copy that names as device memory (dst_dev, src_dev) host memory the
+ * device cannot reach at its address: done the unified way (cuMemcpy /
+ * cuMemcpyAsync tell each side), *e its result; 0: not such a copy. how:
+ * APIGEN_CUDA_COPY_ASYNC, APIGEN_CUDA_COPY_PT (apigen_cuda.h). */
+int apigen_cuda_copy_unreached(CUdeviceptr dst, int dst_dev, CUdeviceptr src, int src_dev, size_t n,
+                               CUstream s, int how, CUresult *e);
 /* host_mem.c: the bytes a cuPointerGetAttribute answer of this attribute
  * takes (cuda.h), 0 for one this header does not know */
 size_t apigen_cuda_pointer_attribute_size(CUpointer_attribute a);

@@ -331,6 +331,33 @@ int apigen_cuda_reach_host(uint64_t addr, void *user)
     return (int)mapped_range(&d, (void *)r.base, r.base, r.size, r.owned ? 0 : r.flags);
 }
 
+/* host memory outside the arena (the device cannot reach it at p) */
+static int unreached_at(CUdeviceptr p)
+{
+    if (p < atomic_load(&unreached_lo_) || p >= atomic_load(&unreached_hi_)) return 0;
+    pthread_mutex_lock(&lock_);
+    long i = find((const void *)(uintptr_t)p);
+    uintptr_t base = i >= 0 ? ranges_[i].base : 0;
+    pthread_mutex_unlock(&lock_);
+    return i >= 0 && !apigen_arena_owns((const void *)base);
+}
+
+/* Natively, under unified addressing, a device copy may name pinned or
+ * registered host memory as either side (Thrust copies between a pinned
+ * host vector and device memory as a device-to-device copy). */
+int apigen_cuda_copy_unreached(CUdeviceptr dst, int dst_dev, CUdeviceptr src, int src_dev, size_t n,
+                               CUstream s, int how, CUresult *e)
+{
+    if (!apigen_cuda_unreached_any() || !((dst_dev && unreached_at(dst)) || (src_dev && unreached_at(src))))
+        return 0;
+    int pt = (how & APIGEN_CUDA_COPY_PT) != 0;
+    if (how & APIGEN_CUDA_COPY_ASYNC)
+        *e = pt ? cuMemcpyAsync_ptsz(dst, src, n, s) : cuMemcpyAsync(dst, src, n, s);
+    else
+        *e = pt ? cuMemcpy_ptds(dst, src, n) : cuMemcpy(dst, src, n);
+    return 1;
+}
+
 APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
     return device_pointer(pdptr, p, Flags, 0);

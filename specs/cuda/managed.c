@@ -323,12 +323,19 @@ GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
 /* synchronous: the host sees what it wrote into managed memory at once.
  * work: on the legacy stream (not the _ptds forms), what the copy is for
  * apigen_work_* (to the host: it returns once it and all before it are
- * complete) */
-#define SYNC_COPY(name, params, args, dst, n, ptsz, work)                                          \
+ * complete). sides: which of d (1) and s (2) the call names device memory:
+ * host memory the device cannot reach there goes the unified way
+ * (host_mem.c, apigen_cuda_copy_unreached). */
+#define SYNC_COPY(name, params, args, dst, n, ptsz, work, sides)                                   \
     FWD(name, params)                                                                              \
     APIGEN_EXPORT CUresult name(params)                                                            \
     {                                                                                              \
-        CUresult e_ = apigen_cuda_managed_push();                                                  \
+        CUresult e_;                                                                               \
+        if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)d, (sides) & 1,                      \
+                                       (CUdeviceptr)(uintptr_t)s, (sides) & 2, n, NULL,            \
+                                       (ptsz) ? APIGEN_CUDA_COPY_PT : 0, &e_))                      \
+            return e_;                                                                             \
+        e_ = apigen_cuda_managed_push();                                                           \
         if (e_ != CUDA_SUCCESS) return e_;                                                         \
         if ((work) != APIGEN_WORK_ANY) apigen_cuda_work_hint(CUDA_CALL_##name, (work));            \
         e_ = cuda_fwd_##name args;                                                                 \
@@ -337,14 +344,14 @@ GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
         apigen_cuda_managed_wrote(dst, n, NULL, ptsz);                                             \
         return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, ptsz);                            \
     }
-SYNC_COPY(cuMemcpyHtoD_v2, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED)
-SYNC_COPY(cuMemcpyHtoD_v2_ptds, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY)
+SYNC_COPY(cuMemcpyHtoD_v2, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED, 1)
+SYNC_COPY(cuMemcpyHtoD_v2_ptds, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY, 1)
 SYNC_COPY(cuMemcpyDtoH_v2, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, false,
-          APIGEN_WORK_SETTLES_ORDERED)
+          APIGEN_WORK_SETTLES_ORDERED, 2)
 SYNC_COPY(cuMemcpyDtoH_v2_ptds, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, true,
-          APIGEN_WORK_ANY)
-SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED)
-SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY)
+          APIGEN_WORK_ANY, 2)
+SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED, 3)
+SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY, 3)
 
 /* sets and async device copies: in stream order, like a launch */
 #define STREAM_OP(name, params, args, dst, n, stream, ptsz)                                        \
@@ -357,8 +364,24 @@ SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s
         if (e_ == CUDA_SUCCESS) apigen_cuda_managed_wrote(dst, n, stream, ptsz);                   \
         return e_;                                                                                 \
     }
-STREAM_OP(cuMemcpyDtoDAsync_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), d, n, st, false)
-STREAM_OP(cuMemcpyDtoDAsync_v2_ptsz, P(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), d, n, st, true)
+/* a device copy whose side is host memory the device cannot reach there:
+ * the unified way (SYNC_COPY's sides) */
+#define STREAM_COPY(name, ptsz)                                                                    \
+    FWD(name, CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)                                 \
+    APIGEN_EXPORT CUresult name(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)               \
+    {                                                                                              \
+        CUresult e_;                                                                               \
+        if (apigen_cuda_copy_unreached(d, 1, s, 1, n, st,                                          \
+                                       APIGEN_CUDA_COPY_ASYNC | ((ptsz) ? APIGEN_CUDA_COPY_PT : 0), \
+                                       &e_))                                                       \
+            return e_;                                                                             \
+        if ((e_ = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e_;                          \
+        e_ = cuda_fwd_##name(d, s, n, st);                                                         \
+        if (e_ == CUDA_SUCCESS) apigen_cuda_managed_wrote(d, n, st, ptsz);                         \
+        return e_;                                                                                 \
+    }
+STREAM_COPY(cuMemcpyDtoDAsync_v2, false)
+STREAM_COPY(cuMemcpyDtoDAsync_v2_ptsz, true)
 STREAM_OP(cuMemsetD8_v2, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, false)
 STREAM_OP(cuMemsetD8_v2_ptds, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, true)
 STREAM_OP(cuMemsetD16_v2, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, false)

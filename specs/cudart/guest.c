@@ -300,15 +300,6 @@ static bool is_device(const void *p)
     return p && ranges_find(&dev_ranges_, p, &r);
 }
 
-/* cudaMemcpyDefault -> the direction the tracked ranges say. */
-static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
-{
-    if (kind != cudaMemcpyDefault) return kind;
-    bool d = is_device(dst), s = is_device(src);
-    return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
-             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
-}
-
 /* ---- host memory a kernel reaches at its host address -----------------------------------
  * With unified addressing a kernel may be given the host address of pinned
  * or registered memory (Thrust's pinned vectors, zero-copy code without
@@ -365,6 +356,34 @@ static cudaError_t reach_params(void *buf, size_t size)
 {
     if (!atomic_load_explicit(&unreached_, memory_order_relaxed) || !size) return cudaSuccess;
     return (cudaError_t)apigen_twin_translate(buf, size, reach_host, NULL);
+}
+
+/* host memory outside the arena (the device cannot reach it at p) */
+static bool unreached_at(const void *p)
+{
+    range r;
+    uintptr_t a = (uintptr_t)p;
+    if (!atomic_load_explicit(&unreached_, memory_order_relaxed) ||
+        a < atomic_load(&unreached_lo_) || a >= atomic_load(&unreached_hi_))
+        return false;
+    return ranges_find(&host_ranges_, p, &r) && !apigen_arena_owns((const void *)r.base);
+}
+
+/* cudaMemcpyDefault -> the direction the tracked ranges say. Natively,
+ * under unified addressing, a copy may also name pinned or registered host
+ * memory as its device side (Thrust copies between a pinned host vector
+ * and device memory as device to device): where the device cannot reach
+ * that memory at its address, the records tell the direction too. */
+static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
+{
+    if ((kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDeviceToHost) && unreached_at(src))
+        kind = cudaMemcpyDefault;
+    if ((kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyHostToDevice) && unreached_at(dst))
+        kind = cudaMemcpyDefault;
+    if (kind != cudaMemcpyDefault) return kind;
+    bool d = is_device(dst), s = is_device(src);
+    return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
 }
 
 /* ---- module registration ---------------------------------------------------------------- */

@@ -57,6 +57,21 @@ int main()
         kh<<<2, 32>>>(holder{5, h + 1000});
         e = cudaDeviceSynchronize();
         show("in a struct parameter, after a host write", e, h + 1000, 30);
+        // device copies that name the pinned block as a device side, as
+        // Thrust copies between a pinned host vector and device memory
+        int *dev = nullptr;
+        e = cudaMalloc(&dev, 64);
+        if (e == cudaSuccess) {
+            for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
+            e = cudaMemcpy(dev, h + 2000, 64, cudaMemcpyDeviceToDevice);
+            if (e == cudaSuccess) e = cudaMemcpyAsync(h + 3000, dev, 64, cudaMemcpyDeviceToDevice, 0);
+            if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+            show("device-to-device copies through the block", e, h + 3015, 115);
+            if (e == cudaSuccess) e = cudaMemcpy(h + 3100, dev, 64, cudaMemcpyDeviceToHost);
+            if (e == cudaSuccess) e = cudaMemcpy(dev, h + 3100, 64, cudaMemcpyHostToDevice);
+            show("and the explicit kinds", e, h + 3115, 115);
+            cudaFree(dev);
+        }
     } else {
         printf("cudaMallocHost: %s\n", cudaGetErrorName(e));
     }

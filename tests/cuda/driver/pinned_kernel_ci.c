@@ -73,6 +73,24 @@ int main(void)
         show("a packed extra buffer", e ? e : cuCtxSynchronize(), h + 200, 5);
         printf("the caller's buffer kept its pointer: %s\n", ptr == h + 200 ? "yes" : "NO");
         bad_ |= ptr != h + 200;
+        /* device copies that name the pinned block as a device side (what
+         * NVIDIA's runtime makes of Thrust's copies from a pinned vector) */
+        CUdeviceptr dev = 0;
+        if (cuMemAlloc(&dev, 64) == CUDA_SUCCESS) {
+            CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+            for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
+            e = cuMemcpyDtoD(dev, hp + 8000, 64);
+            if (!e) e = cuMemcpyDtoDAsync(hp + 12000, dev, 64, NULL);
+            if (!e) e = cuStreamSynchronize(NULL);
+            show("device-to-device copies through the block", e, h + 3015, 115);
+            if (!e) e = cuMemcpyHtoD(hp + 12400, h + 3000, 64);
+            if (!e) e = cuMemcpyDtoH(h + 3200, hp + 12400, 64);
+            if (!e) e = cuMemcpyHtoDAsync(hp + 13200, h + 3200, 64, NULL);
+            if (!e) e = cuMemcpyDtoHAsync(h + 3400, hp + 13200, 64, NULL);
+            if (!e) e = cuStreamSynchronize(NULL);
+            show("and host-device copies that name it as device memory", e, h + 3415, 115);
+            cuMemFree(dev);
+        }
     }
     e = cuMemHostRegister(registered, sizeof registered, 0);
     printf("cuMemHostRegister: %d\n", (int)e);
