@@ -15,10 +15,14 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/apigen-roundtrip.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export POCL_CACHE_DIR=$tmp/pocl-cache
 name=$(basename "$prog")
+# the native run is the real library's alone: no LeakSanitizer exit check
+# (its tracer crashed in PoCL programs: tests/opencl/opencl_e2e.sh)
+nasan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 if [ "$native" = - ]; then
-    env -u APIGEN_SERVER timeout 120 "$prog" "$@" > "$tmp/native" 2> "$tmp/native.err"
+    env -u APIGEN_SERVER ASAN_OPTIONS="$nasan" timeout 120 "$prog" "$@" > "$tmp/native" 2> "$tmp/native.err"
 else
-    env -u APIGEN_SERVER LD_LIBRARY_PATH="$native" timeout 120 "$prog" "$@" > "$tmp/native" 2> "$tmp/native.err"
+    env -u APIGEN_SERVER ASAN_OPTIONS="$nasan" LD_LIBRARY_PATH="$native" timeout 120 "$prog" "$@" \
+        > "$tmp/native" 2> "$tmp/native.err"
 fi
 echo $? > "$tmp/native.rc"
 [ "$(cat "$tmp/native.rc")" = 0 ] ||
