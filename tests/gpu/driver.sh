@@ -26,7 +26,7 @@
 # table says so.
 #
 #   tests/gpu/driver.sh            (from the repository root)
-# Environment: BUILD (default build-gpu-driver), CUDA_ARCH (default sm_90), KEEP=1.
+# Environment: BUILD (default build-gpu-driver), CUDA_ARCH (default sm_90), KEEP=1, EXAMPLES (a list: only those examples).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -72,11 +72,14 @@ if [ -n "$real_cuda" ]; then
 fi
 
 # the examples built with plain nvcc (static runtime)
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc thrust"
+examples=${EXAMPLES:-"vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc thrust rdc"}
 static=$build/driver-static
 mkdir -p "$static"
 for e in $examples; do # in parallel (thrust alone takes most of a minute)
-    { nvcc -std=c++17 -O2 --extended-lambda -arch="$arch" -o "$static/$e" examples/cuda/$e.cu > "$static/$e.build.log" 2>&1 ||
+    src=examples/cuda/$e.cu # rdc: two units, separate compilation (examples/cuda/CMakeLists.txt)
+    [ "$e" = rdc ] && src="-rdc=true examples/cuda/rdc/main.cu examples/cuda/rdc/lib.cu -lcudadevrt"
+    # shellcheck disable=SC2086 # src: options and files split on spaces
+    { nvcc -std=c++17 -O2 --extended-lambda -arch="$arch" -o "$static/$e" $src > "$static/$e.build.log" 2>&1 ||
         { echo "nvcc $e failed:"; tail -n 5 "$static/$e.build.log"; }; } &
 done
 wait

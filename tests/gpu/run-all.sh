@@ -10,7 +10,7 @@
 # Needs: cmake >= 3.20, gcc/g++, make, the CUDA 13 toolkit (CUDA_HOME, or
 # nvcc on PATH, or /usr/local/cuda). Environment: BUILD (default build-gpu),
 # CUDA_ARCH (nvcc -arch, default native), EXAMPLE_TIMES=1 to also print the
-# examples' own timings (stderr), KEEP=1 to keep the logs folder.
+# examples' own timings (stderr), KEEP=1 to keep the logs folder, EXAMPLES (a list: only those examples).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -70,7 +70,7 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
 
 # fault makes its kernel fault (a sticky cudaErrorIllegalAddress) before the
 # examples after it: they must not notice (a process per session).
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc thrust"
+examples=${EXAMPLES:-"vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed arrays multi_gpu registered modern ipc thrust rdc"}
 fails=0
 printf '\n%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "shm" "result"
 printf '%s\n' "-------------+------------------+------------------+------------------+------------------+-------------------------"
