@@ -4,9 +4,12 @@
 // write back, and the host reads the results after cudaDeviceSynchronize
 // (and after a stream synchronize, for a kernel on a stream). Then a copy
 // between mapped memory and device memory through the device pointer.
-// Prints checksums and counts of wrong values: the same natively and
-// forwarded over a local transport (unix://, shm://), where the host memory
-// is the shared-memory arena the server maps.
+// Then kernels given the host address itself (unified addressing): a
+// launch and a graph's kernel node. Prints checksums and counts of wrong
+// values: the same natively and forwarded (over unix:// and shm:// the host
+// memory is the shared-memory arena the server maps at the same address;
+// over tcp:// a device allocation kept equal to it, whose address the
+// launches are given).
 #include "common.h"
 
 __global__ void bump(unsigned *p, size_t n, unsigned k)
@@ -68,6 +71,36 @@ int main()
     for (size_t i = 0; i < 1024; i++) bad += h2[i] != ((unsigned)(i + 1024) * 5 * 3 + 9) * 3 + 2;
     std::printf("copies through the device pointer: %zu wrong\n", bad);
     CHECK(cudaFree(dev));
+
+    // unified addressing: kernels given the host address itself, launched
+    // with <<<>>>, captured into a graph and as an explicit kernel node
+    for (size_t i = 0; i < 4096; i++) h2[i] = (unsigned)i * 5;
+    bump<<<4, 128, 0, s>>>(h2, 4096, 4);
+    CHECK(cudaStreamSynchronize(s));
+    std::printf("a kernel given the host address: %zu wrong\n", wrong(h2, 4096, 5, 4, 1));
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    CHECK(cudaGraphCreate(&g, 0));
+    unsigned *hp = h2;
+    size_t n2 = 4096;
+    unsigned k2 = 4;
+    void *kargs[] = {&hp, &n2, &k2};
+    cudaKernelNodeParams kp = {};
+    kp.func = (void *)bump;
+    kp.gridDim = dim3(4);
+    kp.blockDim = dim3(128);
+    kp.kernelParams = kargs;
+    cudaGraphNode_t node;
+    CHECK(cudaGraphAddKernelNode(&node, g, nullptr, 0, &kp));
+    CHECK(cudaGraphInstantiate(&ge, g, 0));
+    for (size_t i = 0; i < 4096; i++) h2[i] = (unsigned)i * 5;
+    CHECK(cudaGraphLaunch(ge, s));
+    CHECK(cudaGraphLaunch(ge, s));
+    CHECK(cudaStreamSynchronize(s));
+    std::printf("a graph's kernel node on the host address, launched twice: %zu wrong\n",
+                wrong(h2, 4096, 5, 4, 2));
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaGraphDestroy(g));
     CHECK(cudaStreamDestroy(s));
     CHECK(cudaFreeHost(h2));
     CHECK(cudaFreeHost(h));

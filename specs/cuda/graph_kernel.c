@@ -38,6 +38,19 @@ typedef struct packed {
     unsigned dims[7];
 } packed;
 
+/* host addresses the device cannot reach there given as their twins', as
+ * launches do (launch.c) */
+static CUresult reach(packed *out)
+{
+    if (!out->size || !apigen_cuda_unreached_any()) return CUDA_SUCCESS;
+    CUresult e = (CUresult)apigen_twin_translate(out->buf, out->size, apigen_cuda_reach_host, NULL);
+    if (e != CUDA_SUCCESS) {
+        free(out->buf);
+        out->buf = NULL;
+    }
+    return e;
+}
+
 /* the node parameters' arguments packed, and the launch dimensions */
 static CUresult pack(const CUDA_KERNEL_NODE_PARAMS *p, packed *out)
 {
@@ -60,7 +73,7 @@ static CUresult pack(const CUDA_KERNEL_NODE_PARAMS *p, packed *out)
         if (n && !(out->buf = malloc(n))) return CUDA_ERROR_OUT_OF_MEMORY;
         if (n) memcpy(out->buf, b, n);
         out->size = n;
-        return CUDA_SUCCESS;
+        return reach(out);
     }
     if (l->n && !p->kernelParams) return CUDA_ERROR_INVALID_VALUE;
     if (l->size && !(out->buf = calloc(1, l->size))) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -73,7 +86,7 @@ static CUresult pack(const CUDA_KERNEL_NODE_PARAMS *p, packed *out)
         memcpy(out->buf + l->offsets[i], p->kernelParams[i], l->sizes[i]);
     }
     out->size = l->size;
-    return CUDA_SUCCESS;
+    return reach(out);
 }
 
 static CUDA_KERNEL_NODE_PARAMS from_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p)

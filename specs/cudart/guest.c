@@ -2787,6 +2787,10 @@ static cudaError_t pack_node_args(const void *proxy, void **args, void **extra, 
         free(buf);
         return bad_args();
     }
+    if ((e = reach_params(buf, l->size)) != cudaSuccess) { /* host addresses, as launches */
+        free(buf);
+        return e;
+    }
     *out = buf;
     *size = l->size;
     return cudaSuccess;
