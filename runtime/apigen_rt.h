@@ -1127,6 +1127,10 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
  * which may add the twin of the range holding it (host memory the device
  * reaches at its host address under unified addressing) and returns 0 or
  * the API's error (returned). */
+/* apigen_twin_forget_all: every twin dropped, nothing moved (their device
+ * allocations went with a device reset or their context's end; a range a
+ * kernel reaches again gets a new twin). */
+void apigen_twin_forget_all(void);
 typedef int (*apigen_twin_make)(uint64_t addr, void *user);
 int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user);
 /* api's spec code moves twins itself (io: its copies); every call of

@@ -234,6 +234,22 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
     return r;
 }
 
+void apigen_twin_forget_all(void)
+{
+    if (!apigen_twin_live()) return;
+    pthread_mutex_lock(&lock_);
+    twin *t = twins_;
+    twins_ = NULL;
+    atomic_store(&live_, 0);
+    pthread_mutex_unlock(&lock_);
+    while (t) {
+        twin *next = t->next;
+        free(t->copy);
+        free(t);
+        t = next;
+    }
+}
+
 /* ---- the other APIs of the owners' family -----------------------------------------------
  * As for mirrors (mirror.c): a library of the family (its calls launch
  * kernels on the family's device memory) may read and write a twin's

@@ -3996,7 +3996,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
+/* The forwarder of cudaDeviceReset: the spec's hand-written guest code exports cudaDeviceReset and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceReset(void)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

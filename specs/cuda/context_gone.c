@@ -49,6 +49,7 @@ static CUresult destroyed(CUresult e, CUcontext ctx)
     if (e == CUDA_SUCCESS) apigen_cuda_export_context_gone(ctx);
     if (e == CUDA_SUCCESS) apigen_cuda_globals_forget(1, 0); /* its modules and globals went */
     if (e == CUDA_SUCCESS) apigen_cuda_events_forget();      /* and its events */
+    if (e == CUDA_SUCCESS) apigen_twin_forget_all(); /* and twins' allocations: made anew at need */
     return e;
 }
 

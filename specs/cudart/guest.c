@@ -1439,6 +1439,17 @@ static cudaError_t local_error(cudaError_t e)
     return e;
 }
 
+FWD_DECL(cudaDeviceReset, void)
+
+/* The reset freed the twins' device allocations (registered.c): a range a
+ * kernel reaches again gets a new one. */
+APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    cudaError_t e = cudart_fwd_cudaDeviceReset();
+    if (e == cudaSuccess) apigen_twin_forget_all();
+    return e;
+}
+
 /* Pinned host memory is the guest's own (the arena, which the server
  * registered as portable, mapped pinned memory; plain memory without an
  * arena, which the device reaches through a twin: "host memory a kernel

@@ -6,7 +6,10 @@
  * changed and keeps the application's own writes; staleness stays until a
  * sync of everything; read-only ranges never come back; remove brings back
  * a stale range and hands back the allocation; io errors stop and return;
- * no range: nothing is called. */
+ * no range: nothing is called. apigen_twin_translate gives a kernel's
+ * parameters the twin's address for 8-byte words inside a twin (or a range
+ * make adds), leaves every other word; apigen_twin_forget_all drops every
+ * twin without a call. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +34,25 @@ static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
     if (to_device) memcpy(dev_ + (dev - DEV), buf, len), to_dev_ += len;
     else memcpy(buf, dev_ + (dev - DEV), len), from_dev_ += len;
     return 0;
+}
+
+/* apigen_twin_make: adds the twin of [mk_base, mk_base + 4096) when asked
+ * about an address in it */
+static unsigned char *mk_base;
+static int made_, make_calls_;
+static int make(uint64_t addr, void *user)
+{
+    (void)user;
+    make_calls_++;
+    if (addr < (uintptr_t)mk_base || addr >= (uintptr_t)mk_base + 4096) return 0;
+    made_++;
+    return apigen_twin_add(mk_base, 4096, DEV + (2u << 20), false);
+}
+
+static int make_fails(uint64_t addr, void *user)
+{
+    (void)addr, (void)user;
+    return 7;
 }
 
 static int all(const unsigned char *p, size_t n, unsigned char v)
@@ -122,6 +144,39 @@ int main(void)
     CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == DEV && host[20] == 0x55);
     CHECK(apigen_twin_live() == 0);
     CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == 0);
+
+    /* a kernel's packed parameters: a pointer into a twin, one into a range
+     * make turns into a twin (made once), one inside a struct at an 8-byte
+     * offset, and words that are no such pointer (small values, a device
+     * address, 4-byte parameters) */
+    unsigned char *pinned = malloc(8192);
+    mk_base = ro;
+    CHECK(apigen_twin_add(pinned, 8192, DEV, false) == 0);
+    struct {
+        uint64_t a;       /* into the twin */
+        int32_t n, m;     /* two ints: one word, no pointer */
+        uint64_t small;   /* below any memory */
+        uint64_t dev;     /* a device address the API knows */
+        uint64_t b, c;    /* into make's range, twice */
+    } prm = {(uintptr_t)pinned + 100, 7, 9, 42, 0x300000001000ull, (uintptr_t)ro + 8, (uintptr_t)ro + 4000};
+    CHECK(apigen_twin_translate(&prm, sizeof prm, make, NULL) == 0);
+    CHECK(prm.a == DEV + 100 && prm.n == 7 && prm.m == 9 && prm.small == 42 &&
+          prm.dev == 0x300000001000ull);
+    CHECK(prm.b == DEV + (2u << 20) + 8 && prm.c == DEV + (2u << 20) + 4000 && made_ == 1);
+    CHECK(apigen_twin_live() == 2);
+    /* make's error stops the translation and is returned, the word kept */
+    uint64_t w[2] = {0x123456789ull, (uintptr_t)pinned};
+    CHECK(apigen_twin_translate(w, sizeof w, make_fails, NULL) == 7 && w[0] == 0x123456789ull);
+    /* a device reset: every twin dropped, nothing moved */
+    calls_ = 0;
+    apigen_twin_wrote(0, 0);
+    apigen_twin_forget_all();
+    CHECK(apigen_twin_live() == 0 && calls_ == 0);
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && calls_ == 0);
+    uint64_t again = (uintptr_t)pinned;
+    mk_base = NULL;
+    CHECK(apigen_twin_translate(&again, sizeof again, make, NULL) == 0 && again == (uintptr_t)pinned);
+    free(pinned);
     free(host);
     free(ro);
     free(dev_);
