@@ -1131,6 +1131,14 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
  * allocations went with a device reset or their context's end; a range a
  * kernel reaches again gets a new twin). */
 void apigen_twin_forget_all(void);
+/* Candidates: host ranges an API may turn into twins (its pinned or
+ * registered memory outside the arena; arena memory is ignored). Launches
+ * scan only while some exist (apigen_twin_candidates); _maybe(addr): addr
+ * lies within their bounds (a cheap first test, not membership). */
+void apigen_twin_candidate_add(const void *p, size_t size);
+void apigen_twin_candidate_remove(const void *p);
+bool apigen_twin_candidates(void);
+bool apigen_twin_candidate_maybe(uint64_t addr);
 typedef int (*apigen_twin_make)(uint64_t addr, void *user);
 int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user);
 /* api's spec code moves twins itself (io: its copies); every call of

@@ -168,6 +168,36 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
  * sit 8-byte aligned in a parameter buffer (the ABI aligns pointer
  * parameters and struct members); pointers the kernel reads from memory are
  * not seen. */
+/* Host ranges the APIs may turn into twins (their pinned or registered
+ * memory outside the arena): launches scan their parameters only while some
+ * exist; [lo, hi) bounds them, a cheap first test of each word. */
+static atomic_size_t candidates_;
+static _Atomic(uintptr_t) cand_lo_ = UINTPTR_MAX, cand_hi_;
+
+void apigen_twin_candidate_add(const void *p, size_t size)
+{
+    uintptr_t a = (uintptr_t)p, lo = atomic_load(&cand_lo_), hi = atomic_load(&cand_hi_);
+    if (!p || apigen_arena_owns(p)) return;
+    while (a < lo && !atomic_compare_exchange_weak(&cand_lo_, &lo, a)) {}
+    while (a + size > hi && !atomic_compare_exchange_weak(&cand_hi_, &hi, a + size)) {}
+    atomic_fetch_add(&candidates_, 1);
+}
+
+void apigen_twin_candidate_remove(const void *p)
+{
+    if (p && !apigen_arena_owns(p)) atomic_fetch_sub(&candidates_, 1);
+}
+
+bool apigen_twin_candidates(void)
+{
+    return atomic_load_explicit(&candidates_, memory_order_relaxed) != 0;
+}
+
+bool apigen_twin_candidate_maybe(uint64_t addr)
+{
+    return apigen_twin_candidates() && addr >= atomic_load(&cand_lo_) && addr < atomic_load(&cand_hi_);
+}
+
 static bool twin_at(uint64_t addr, uint64_t *dev)
 {
     if (!apigen_twin_live()) return false;

@@ -20,9 +20,8 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
 /* Whether p lies in host memory the guest allocated or registered through
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
-/* host_mem.c: host ranges the device cannot reach at their address exist;
- * apigen_cuda_reach_host is launch.c's apigen_twin_make for them */
-int apigen_cuda_unreached_any(void);
+/* host_mem.c: launch.c's apigen_twin_make for host ranges the device
+ * cannot reach at their address (the runtime's twin candidates) */
 int apigen_cuda_reach_host(uint64_t addr, void *user);
 /* A copy that names as device memory (dst_dev, src_dev) host memory the
  * device cannot reach at its address: done the unified way (cuMemcpy /

@@ -42,7 +42,7 @@ typedef struct packed {
  * launches do (launch.c) */
 static CUresult reach(packed *out)
 {
-    if (!out->size || !apigen_cuda_unreached_any()) return CUDA_SUCCESS;
+    if (!out->size || !apigen_twin_candidates()) return CUDA_SUCCESS;
     CUresult e = (CUresult)apigen_twin_translate(out->buf, out->size, apigen_cuda_reach_host, NULL);
     if (e != CUDA_SUCCESS) {
         free(out->buf);

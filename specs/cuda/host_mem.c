@@ -16,7 +16,6 @@
  * the guest's own pageable memory (see "pointer queries"). */
 #define _DEFAULT_SOURCE /* mincore */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,31 +66,6 @@ static int add(void *p, size_t size, unsigned flags, int owned, CUcontext ctx)
     return 1;
 }
 
-/* Ranges the device cannot reach at their address (outside the arena):
- * launches scan their parameters only while some exist; [lo, hi) bounds
- * them for a cheap test of each parameter word. */
-static atomic_size_t unreached_;
-static _Atomic(uintptr_t) unreached_lo_ = UINTPTR_MAX, unreached_hi_;
-
-static void unreached_add(const void *p, size_t size)
-{
-    uintptr_t a = (uintptr_t)p, lo = atomic_load(&unreached_lo_), hi = atomic_load(&unreached_hi_);
-    if (!p || apigen_arena_owns(p)) return;
-    while (a < lo && !atomic_compare_exchange_weak(&unreached_lo_, &lo, a)) {}
-    while (a + size > hi && !atomic_compare_exchange_weak(&unreached_hi_, &hi, a + size)) {}
-    atomic_fetch_add(&unreached_, 1);
-}
-
-static void unreached_remove(const void *p)
-{
-    if (p && !apigen_arena_owns(p)) atomic_fetch_sub(&unreached_, 1);
-}
-
-int apigen_cuda_unreached_any(void)
-{
-    return atomic_load_explicit(&unreached_, memory_order_relaxed) != 0;
-}
-
 int apigen_cuda_is_guest_host(const void *p)
 {
     pthread_mutex_lock(&lock_);
@@ -137,7 +111,7 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
         if (!apigen_arena_free(p)) free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    unreached_add(p, bytesize);
+    apigen_twin_candidate_add(p, bytesize);
     pc_add(p, bytesize, (Flags & CU_MEMHOSTALLOC_PORTABLE) != 0);
     *pp = p;
     return CUDA_SUCCESS;
@@ -163,7 +137,7 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
-    unreached_remove(p);
+    apigen_twin_candidate_remove(p);
     pc_remove(p);
     CUdeviceptr dev = 0; /* its twin's allocation, if a kernel reached it */
     CUresult e = apigen_cuda_twin_remove(p, &dev);
@@ -193,7 +167,7 @@ APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
     pthread_mutex_unlock(&lock_);
     if (i >= 0) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     if (!add(p, bytesize, Flags, 0, ctx)) return CUDA_ERROR_OUT_OF_MEMORY;
-    unreached_add(p, bytesize);
+    apigen_twin_candidate_add(p, bytesize);
     return CUDA_SUCCESS;
 }
 
@@ -212,7 +186,7 @@ APIGEN_EXPORT CUresult cuMemHostUnregister(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
-    unreached_remove(p);
+    apigen_twin_candidate_remove(p);
     CUdeviceptr dev = 0; /* a mapped range's allocation: what the device wrote comes back first */
     CUresult e = apigen_cuda_twin_remove(p, &dev);
     if (dev) (void)cuMemFree_v2(dev);
@@ -320,7 +294,7 @@ static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, 
 int apigen_cuda_reach_host(uint64_t addr, void *user)
 {
     (void)user;
-    if (addr < atomic_load(&unreached_lo_) || addr >= atomic_load(&unreached_hi_)) return 0;
+    if (!apigen_twin_candidate_maybe(addr)) return 0;
     pthread_mutex_lock(&lock_);
     long i = find((const void *)(uintptr_t)addr);
     hrange r = i >= 0 ? ranges_[i] : (hrange){0};
@@ -334,7 +308,7 @@ int apigen_cuda_reach_host(uint64_t addr, void *user)
 /* host memory outside the arena (the device cannot reach it at p) */
 static int unreached_at(CUdeviceptr p)
 {
-    if (p < atomic_load(&unreached_lo_) || p >= atomic_load(&unreached_hi_)) return 0;
+    if (!apigen_twin_candidate_maybe((uint64_t)p)) return 0;
     pthread_mutex_lock(&lock_);
     long i = find((const void *)(uintptr_t)p);
     uintptr_t base = i >= 0 ? ranges_[i].base : 0;
@@ -348,7 +322,7 @@ static int unreached_at(CUdeviceptr p)
 int apigen_cuda_copy_unreached(CUdeviceptr dst, int dst_dev, CUdeviceptr src, int src_dev, size_t n,
                                CUstream s, int how, CUresult *e)
 {
-    if (!apigen_cuda_unreached_any() || !((dst_dev && unreached_at(dst)) || (src_dev && unreached_at(src))))
+    if (!apigen_twin_candidates() || !((dst_dev && unreached_at(dst)) || (src_dev && unreached_at(src))))
         return 0;
     int pt = (how & APIGEN_CUDA_COPY_PT) != 0;
     if (how & APIGEN_CUDA_COPY_ASYNC)

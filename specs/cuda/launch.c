@@ -153,7 +153,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         void *own = NULL; /* the caller's buffer, copied when host addresses may change */
         e = apigen_cuda_extra_buffer(l, extra, &buf, &n);
         if (e != CUDA_SUCCESS) return e;
-        if (n && apigen_cuda_unreached_any()) {
+        if (n && apigen_twin_candidates()) {
             if (!(own = malloc(n))) return CUDA_ERROR_OUT_OF_MEMORY;
             buf = memcpy(own, buf, n);
             e = (CUresult)apigen_twin_translate(own, n, apigen_cuda_reach_host, NULL);
@@ -183,7 +183,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         }
         memcpy(buf + l->offsets[i], params[i], l->sizes[i]);
     }
-    if (l->size && apigen_cuda_unreached_any())
+    if (l->size && apigen_twin_candidates())
         e = (CUresult)apigen_twin_translate(buf, l->size, apigen_cuda_reach_host, NULL);
     if (e == CUDA_SUCCESS) e = apigen_cuda_managed_push();
     if (e != CUDA_SUCCESS) {

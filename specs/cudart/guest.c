@@ -309,25 +309,9 @@ static bool is_device(const void *p)
  * launch's parameters first point into it or its device pointer is asked, a
  * device allocation the runtime's twins keep equal to it (registered.c),
  * and launches are given that allocation's address (apigen_twin_translate).
- * unreached_: such ranges exist (launches scan their parameters only then);
- * [lo, hi): where they lie, a cheap test for each parameter word. */
-static atomic_size_t unreached_;
-static _Atomic(uintptr_t) unreached_lo_ = UINTPTR_MAX, unreached_hi_;
+ * Such ranges are the runtime's twin candidates (launches scan their
+ * parameters only while some exist). */
 static pthread_mutex_t reach_lock_ = PTHREAD_MUTEX_INITIALIZER;
-
-static void unreached_add(const void *p, size_t size)
-{
-    uintptr_t a = (uintptr_t)p, lo = atomic_load(&unreached_lo_), hi = atomic_load(&unreached_hi_);
-    if (!p || apigen_arena_owns(p)) return;
-    while (a < lo && !atomic_compare_exchange_weak(&unreached_lo_, &lo, a)) {}
-    while (a + size > hi && !atomic_compare_exchange_weak(&unreached_hi_, &hi, a + size)) {}
-    atomic_fetch_add(&unreached_, 1);
-}
-
-static void unreached_remove(const void *p)
-{
-    if (p && !apigen_arena_owns(p)) atomic_fetch_sub(&unreached_, 1);
-}
 
 /* apigen_twin_make: the twin of the host range holding addr, if the device
  * cannot reach it at that address (the server's own device memory there is
@@ -337,7 +321,7 @@ static int reach_host(uint64_t addr, void *user)
     (void)user;
     range r;
     void *dev = NULL;
-    if (addr < atomic_load(&unreached_lo_) || addr >= atomic_load(&unreached_hi_)) return 0;
+    if (!apigen_twin_candidate_maybe(addr)) return 0;
     if (!ranges_find(&host_ranges_, (const void *)(uintptr_t)addr, &r) ||
         apigen_arena_owns((const void *)r.base) || is_device((const void *)(uintptr_t)addr))
         return 0;
@@ -354,7 +338,7 @@ static int reach_host(uint64_t addr, void *user)
  * given as their twins' (no-op while there is no such range). */
 static cudaError_t reach_params(void *buf, size_t size)
 {
-    if (!atomic_load_explicit(&unreached_, memory_order_relaxed) || !size) return cudaSuccess;
+    if (!apigen_twin_candidates() || !size) return cudaSuccess;
     return (cudaError_t)apigen_twin_translate(buf, size, reach_host, NULL);
 }
 
@@ -362,10 +346,7 @@ static cudaError_t reach_params(void *buf, size_t size)
 static bool unreached_at(const void *p)
 {
     range r;
-    uintptr_t a = (uintptr_t)p;
-    if (!atomic_load_explicit(&unreached_, memory_order_relaxed) ||
-        a < atomic_load(&unreached_lo_) || a >= atomic_load(&unreached_hi_))
-        return false;
+    if (!apigen_twin_candidate_maybe((uint64_t)(uintptr_t)p)) return false;
     return ranges_find(&host_ranges_, p, &r) && !apigen_arena_owns((const void *)r.base);
 }
 
@@ -1500,7 +1481,7 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
         return local_error(e);
     }
     ranges_add_on(&host_ranges_, p, size, flags, true, device_now());
-    unreached_add(p, size);
+    apigen_twin_candidate_add(p, size);
     pc_add(p, size, (flags & cudaHostAllocPortable) != 0);
     *pHost = p;
     return cudaSuccess;
@@ -1518,7 +1499,7 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || !r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorInvalidValue);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
-    unreached_remove(ptr);
+    apigen_twin_candidate_remove(ptr);
     pc_remove(ptr);
     cudaError_t e = cudart_registered_remove(ptr); /* its twin, if a kernel reached it */
     if (!apigen_arena_free(ptr)) free(ptr);
@@ -1545,7 +1526,7 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
         (e = cudart_registered_add(ptr, size, (flags & cudaHostRegisterReadOnly) != 0)) != cudaSuccess)
         return local_error(e);
     ranges_add_on(&host_ranges_, ptr, size, flags, false, device_now());
-    unreached_add(ptr, size);
+    apigen_twin_candidate_add(ptr, size);
     return cudaSuccess;
 }
 
@@ -1555,7 +1536,7 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
-    unreached_remove(ptr);
+    apigen_twin_candidate_remove(ptr);
     cudaError_t e = cudart_registered_remove(ptr);
     return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
