@@ -1121,12 +1121,6 @@ size_t apigen_twin_live(void);
 int apigen_twin_push(apigen_twin_io io, void *user);
 void apigen_twin_wrote(uint64_t dev, size_t n);
 int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
-/* apigen_twin_translate: each 8-byte-aligned word of a kernel's packed
- * parameters that points into a twin's range becomes the address of its
- * device allocation; a word in no twin is first given to make(addr, user),
- * which may add the twin of the range holding it (host memory the device
- * reaches at its host address under unified addressing) and returns 0 or
- * the API's error (returned). */
 /* apigen_twin_forget_all: every twin dropped, nothing moved (their device
  * allocations went with a device reset or their context's end; a range a
  * kernel reaches again gets a new twin). */
@@ -1139,6 +1133,12 @@ void apigen_twin_candidate_add(const void *p, size_t size);
 void apigen_twin_candidate_remove(const void *p);
 bool apigen_twin_candidates(void);
 bool apigen_twin_candidate_maybe(uint64_t addr);
+/* apigen_twin_translate: each 8-byte-aligned word of a kernel's packed
+ * parameters that points into a twin's range becomes the address of its
+ * device allocation; a word in no twin is first given to make(addr, user),
+ * which may add the twin of the range holding it (host memory the device
+ * reaches at its host address under unified addressing) and returns 0 or
+ * the API's error (returned). */
 typedef int (*apigen_twin_make)(uint64_t addr, void *user);
 int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user);
 /* api's spec code moves twins itself (io: its copies); every call of

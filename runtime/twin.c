@@ -161,14 +161,7 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
 }
 
 /* ---- host pointers in a kernel's parameters -----------------------------------------------
- * With unified addressing a kernel reaches host memory the API pinned or
- * registered at its host address; a remote device reaches the twin instead,
- * so each 8-byte word of the packed parameters that points into a twin (or
- * into a range `make` turns into one) is given the twin's address. Pointers
- * sit 8-byte aligned in a parameter buffer (the ABI aligns pointer
- * parameters and struct members); pointers the kernel reads from memory are
- * not seen. */
-/* Host ranges the APIs may turn into twins (their pinned or registered
+ * Host ranges the APIs may turn into twins (their pinned or registered
  * memory outside the arena): launches scan their parameters only while some
  * exist; [lo, hi) bounds them, a cheap first test of each word. */
 static atomic_size_t candidates_;
@@ -198,12 +191,13 @@ bool apigen_twin_candidate_maybe(uint64_t addr)
     return apigen_twin_candidates() && addr >= atomic_load(&cand_lo_) && addr < atomic_load(&cand_hi_);
 }
 
-static bool twin_at(uint64_t addr, uint64_t *dev)
-{
-    if (!apigen_twin_live()) return false;
-    return apigen_twin_device((const void *)(uintptr_t)addr, dev, NULL);
-}
-
+/* With unified addressing a kernel reaches host memory the API pinned or
+ * registered at its host address; a remote device reaches the twin instead,
+ * so each 8-byte word of the packed parameters that points into a twin (or
+ * into a range `make` turns into one) is given the twin's address. Pointers
+ * sit 8-byte aligned in a parameter buffer (the ABI aligns pointer
+ * parameters and struct members); pointers the kernel reads from memory are
+ * not seen. */
 int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user)
 {
     unsigned char *b = params;
@@ -211,10 +205,11 @@ int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void 
         uint64_t w, dev;
         memcpy(&w, b + off, sizeof w);
         if (w < 4096) continue; /* no memory of anyone's */
-        if (!twin_at(w, &dev)) {
+        const void *p = (const void *)(uintptr_t)w;
+        if (!apigen_twin_device(p, &dev, NULL)) {
             int r = make(w, user);
             if (r) return r;
-            if (!twin_at(w, &dev)) continue;
+            if (!apigen_twin_device(p, &dev, NULL)) continue;
         }
         memcpy(b + off, &dev, sizeof dev);
     }

@@ -211,52 +211,46 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int pt)
     return e;
 }
 
-/* managed memory (managed.c): what the host wrote goes first; a copy into
- * managed memory is device work on s */
-static CUresult managed_around(CUresult (*op)(CUdeviceptr, const void *, size_t, CUstream, int),
-                               CUdeviceptr dst, const void *src, size_t n, CUstream s, int pt)
+/* The async copies' exports: a "device" side that is host memory the
+ * device cannot reach there goes the unified way (host_mem.c,
+ * apigen_cuda_copy_unreached); managed memory (managed.c) the host wrote
+ * goes first, and a copy into managed memory is device work on s. */
+static CUresult htod_async(CUdeviceptr dst, const void *src, size_t n, CUstream s, int pt)
 {
-    CUresult e = apigen_cuda_managed_push();
-    if (e != CUDA_SUCCESS) return e;
-    e = op(dst, src, n, s, pt);
+    int how = APIGEN_CUDA_COPY_ASYNC | (pt ? APIGEN_CUDA_COPY_PT : 0);
+    CUresult e;
+    if (apigen_cuda_copy_unreached(dst, 1, (CUdeviceptr)(uintptr_t)src, 0, n, s, how, &e)) return e;
+    if ((e = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e;
+    e = htod(dst, src, n, s, pt);
     if (e == CUDA_SUCCESS) apigen_cuda_managed_wrote(dst, n, s, pt != 0);
     return e;
 }
 
-/* (a "device" side that is host memory the device cannot reach there goes
- * the unified way: host_mem.c, apigen_cuda_copy_unreached) */
+static CUresult dtoh_async(void *dst, CUdeviceptr src, size_t n, CUstream s, int pt)
+{
+    int how = APIGEN_CUDA_COPY_ASYNC | (pt ? APIGEN_CUDA_COPY_PT : 0);
+    CUresult e;
+    if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)dst, 0, src, 1, n, s, how, &e)) return e;
+    e = apigen_cuda_managed_push();
+    return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, pt);
+}
+
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    CUresult e;
-    if (apigen_cuda_copy_unreached(dst, 1, (CUdeviceptr)(uintptr_t)src, 0, n, s, APIGEN_CUDA_COPY_ASYNC, &e))
-        return e;
-    return managed_around(htod, dst, src, n, s, 0);
+    return htod_async(dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
                                                  CUstream s)
 {
-    CUresult e;
-    if (apigen_cuda_copy_unreached(dst, 1, (CUdeviceptr)(uintptr_t)src, 0, n, s,
-                                   APIGEN_CUDA_COPY_ASYNC | APIGEN_CUDA_COPY_PT, &e))
-        return e;
-    return managed_around(htod, dst, src, n, s, 1);
+    return htod_async(dst, src, n, s, 1);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    CUresult e;
-    if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)dst, 0, src, 1, n, s, APIGEN_CUDA_COPY_ASYNC, &e))
-        return e;
-    e = apigen_cuda_managed_push();
-    return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 0);
+    return dtoh_async(dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    CUresult e;
-    if (apigen_cuda_copy_unreached((CUdeviceptr)(uintptr_t)dst, 0, src, 1, n, s,
-                                   APIGEN_CUDA_COPY_ASYNC | APIGEN_CUDA_COPY_PT, &e))
-        return e;
-    e = apigen_cuda_managed_push();
-    return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 1);
+    return dtoh_async(dst, src, n, s, 1);
 }
 
 /* ---- 1D arrays: captured, the same copy as a 2D one (copy3d.c) -------------------------------- */

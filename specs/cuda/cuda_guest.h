@@ -20,9 +20,10 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
 /* Whether p lies in host memory the guest allocated or registered through
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
-/* host_mem.c: launch.c's apigen_twin_make for host ranges the device
- * cannot reach at their address (the runtime's twin candidates) */
-int apigen_cuda_reach_host(uint64_t addr, void *user);
+/* host_mem.c: a kernel's packed parameters (launches, graph kernel nodes),
+ * host addresses the device cannot reach there given as their twins'
+ * (apigen_twin_translate; no-op while there are no twin candidates) */
+CUresult apigen_cuda_reach_params(void *buf, size_t n);
 /* A copy that names as device memory (dst_dev, src_dev) host memory the
  * device cannot reach at its address: done the unified way (cuMemcpy /
  * cuMemcpyAsync tell each side), *e its result; 0: not such a copy. how:

@@ -42,8 +42,7 @@ typedef struct packed {
  * launches do (launch.c) */
 static CUresult reach(packed *out)
 {
-    if (!out->size || !apigen_twin_candidates()) return CUDA_SUCCESS;
-    CUresult e = (CUresult)apigen_twin_translate(out->buf, out->size, apigen_cuda_reach_host, NULL);
+    CUresult e = apigen_cuda_reach_params(out->buf, out->size);
     if (e != CUDA_SUCCESS) {
         free(out->buf);
         out->buf = NULL;

@@ -8,7 +8,7 @@
  * range (pinned memory without an arena, registered memory) gets, at the
  * first cuMemHostGetDevicePointer_v2 or the first launch whose parameters
  * point into it (launch.c: apigen_twin_translate with
- * apigen_cuda_reach_host), a device allocation the runtime's twins keep
+ * apigen_cuda_reach_params), a device allocation the runtime's twins keep
  * equal to the range at launches and synchronizations (runtime/twin.c,
  * managed.c's hooks; docs/multi-gpu.md). cuMemcpy /
  * cuMemcpyAsync resolve each side: the guest's own host memory, else the
@@ -288,32 +288,40 @@ static CUresult device_pointer(CUdeviceptr *pdptr, void *p, unsigned int Flags, 
     return e;
 }
 
-/* apigen_twin_make for launches (launch.c): the twin of the range holding
- * addr when the device cannot reach it there (never for an address of the
- * server's device memory the guest noted: that is what the word means). */
-int apigen_cuda_reach_host(uint64_t addr, void *user)
+/* The guest's host range holding p outside the arena (the device cannot
+ * reach it at p), copied to *r; 0: none. */
+static int unreached_range(uint64_t p, hrange *r)
+{
+    if (!apigen_twin_candidate_maybe(p)) return 0;
+    pthread_mutex_lock(&lock_);
+    long i = find((const void *)(uintptr_t)p);
+    if (i >= 0) *r = ranges_[i];
+    pthread_mutex_unlock(&lock_);
+    return i >= 0 && !apigen_arena_owns((const void *)r->base);
+}
+
+/* apigen_twin_make for launches: the twin of the range holding addr when
+ * the device cannot reach it there (never for an address of the server's
+ * device memory the guest noted: that is what the word means). */
+static int reach_host(uint64_t addr, void *user)
 {
     (void)user;
-    if (!apigen_twin_candidate_maybe(addr)) return 0;
-    pthread_mutex_lock(&lock_);
-    long i = find((const void *)(uintptr_t)addr);
-    hrange r = i >= 0 ? ranges_[i] : (hrange){0};
-    pthread_mutex_unlock(&lock_);
-    if (i < 0 || apigen_arena_owns((const void *)r.base) || apigen_dev_noted(&cuda_api, addr))
-        return 0;
+    hrange r;
+    if (!unreached_range(addr, &r) || apigen_dev_noted(&cuda_api, addr)) return 0;
     CUdeviceptr d;
     return (int)mapped_range(&d, (void *)r.base, r.base, r.size, r.owned ? 0 : r.flags);
 }
 
-/* host memory outside the arena (the device cannot reach it at p) */
+CUresult apigen_cuda_reach_params(void *buf, size_t n)
+{
+    if (!n || !apigen_twin_candidates()) return CUDA_SUCCESS;
+    return (CUresult)apigen_twin_translate(buf, n, reach_host, NULL);
+}
+
 static int unreached_at(CUdeviceptr p)
 {
-    if (!apigen_twin_candidate_maybe((uint64_t)p)) return 0;
-    pthread_mutex_lock(&lock_);
-    long i = find((const void *)(uintptr_t)p);
-    uintptr_t base = i >= 0 ? ranges_[i].base : 0;
-    pthread_mutex_unlock(&lock_);
-    return i >= 0 && !apigen_arena_owns((const void *)base);
+    hrange r;
+    return unreached_range((uint64_t)p, &r);
 }
 
 /* Natively, under unified addressing, a device copy may name pinned or

@@ -156,7 +156,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         if (n && apigen_twin_candidates()) {
             if (!(own = malloc(n))) return CUDA_ERROR_OUT_OF_MEMORY;
             buf = memcpy(own, buf, n);
-            e = (CUresult)apigen_twin_translate(own, n, apigen_cuda_reach_host, NULL);
+            e = apigen_cuda_reach_params(own, n);
         }
         if (e == CUDA_SUCCESS) e = apigen_cuda_managed_push();
         if (e == CUDA_SUCCESS)
@@ -183,8 +183,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
         }
         memcpy(buf + l->offsets[i], params[i], l->sizes[i]);
     }
-    if (l->size && apigen_twin_candidates())
-        e = (CUresult)apigen_twin_translate(buf, l->size, apigen_cuda_reach_host, NULL);
+    e = apigen_cuda_reach_params(buf, l->size);
     if (e == CUDA_SUCCESS) e = apigen_cuda_managed_push();
     if (e != CUDA_SUCCESS) {
         if (buf != small) free(buf);

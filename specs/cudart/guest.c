@@ -313,6 +313,14 @@ static bool is_device(const void *p)
  * parameters only while some exist). */
 static pthread_mutex_t reach_lock_ = PTHREAD_MUTEX_INITIALIZER;
 
+/* The host range holding p outside the arena (the device cannot reach it
+ * at p), copied to *r; false: none. */
+static bool unreached_range(const void *p, range *r)
+{
+    return apigen_twin_candidate_maybe((uint64_t)(uintptr_t)p) && ranges_find(&host_ranges_, p, r) &&
+           !apigen_arena_owns((const void *)r->base);
+}
+
 /* apigen_twin_make: the twin of the host range holding addr, if the device
  * cannot reach it at that address (the server's own device memory there is
  * the server's: never taken for the guest's host memory) */
@@ -321,9 +329,7 @@ static int reach_host(uint64_t addr, void *user)
     (void)user;
     range r;
     void *dev = NULL;
-    if (!apigen_twin_candidate_maybe(addr)) return 0;
-    if (!ranges_find(&host_ranges_, (const void *)(uintptr_t)addr, &r) ||
-        apigen_arena_owns((const void *)r.base) || is_device((const void *)(uintptr_t)addr))
+    if (!unreached_range((const void *)(uintptr_t)addr, &r) || is_device((const void *)(uintptr_t)addr))
         return 0;
     cudaError_t e = cudaSuccess;
     pthread_mutex_lock(&reach_lock_); /* one device allocation per range */
@@ -342,12 +348,10 @@ static cudaError_t reach_params(void *buf, size_t size)
     return (cudaError_t)apigen_twin_translate(buf, size, reach_host, NULL);
 }
 
-/* host memory outside the arena (the device cannot reach it at p) */
 static bool unreached_at(const void *p)
 {
     range r;
-    if (!apigen_twin_candidate_maybe((uint64_t)(uintptr_t)p)) return false;
-    return ranges_find(&host_ranges_, p, &r) && !apigen_arena_owns((const void *)r.base);
+    return unreached_range(p, &r);
 }
 
 /* cudaMemcpyDefault -> the direction the tracked ranges say. Natively,
