@@ -24,6 +24,10 @@ int apigen_cuda_is_guest_host(const void *p);
  * host addresses the device cannot reach there given as their twins'
  * (apigen_twin_translate; no-op while there are no twin candidates) */
 CUresult apigen_cuda_reach_params(void *buf, size_t n);
+/* host_mem.c: a memset's destination that is host memory the device cannot
+ * reach there (pinned memory over tcp://): *p becomes its twin's address
+ * and *host 1; other addresses are left as they are (*host 0) */
+CUresult apigen_cuda_reach_dst(CUdeviceptr *p, int *host);
 /* A copy that names as device memory (dst_dev, src_dev) host memory the
  * device cannot reach at its address: done the unified way (cuMemcpy /
  * cuMemcpyAsync tell each side), *e its result; 0: not such a copy. how:

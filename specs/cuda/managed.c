@@ -353,15 +353,24 @@ SYNC_COPY(cuMemcpyDtoH_v2_ptds, P(void *d, CUdeviceptr s, size_t n), (d, s, n), 
 SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false, APIGEN_WORK_ORDERED, 3)
 SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true, APIGEN_WORK_ANY, 3)
 
-/* sets and async device copies: in stream order, like a launch */
-#define STREAM_OP(name, params, args, dst, n, stream, ptsz)                                        \
+/* sets: in stream order, like a launch. One into host memory the device
+ * cannot reach at its address (pinned memory over tcp://; natively a set
+ * may name pinned memory under unified addressing: XLA's autotuner does)
+ * sets its twin (host_mem.c), read back at the next synchronization, or at
+ * once for the synchronous forms (sync), which natively complete before
+ * returning when they set pinned memory. */
+#define STREAM_OP(name, params, args, dst, n, stream, ptsz, sync)                                  \
     FWD(name, params)                                                                              \
     APIGEN_EXPORT CUresult name(params)                                                            \
     {                                                                                              \
-        CUresult e_ = apigen_cuda_managed_push();                                                  \
+        int host_ = 0;                                                                             \
+        CUresult e_ = apigen_cuda_reach_dst(&d, &host_);                                           \
         if (e_ != CUDA_SUCCESS) return e_;                                                         \
+        if ((e_ = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e_;                          \
         e_ = cuda_fwd_##name args;                                                                 \
         if (e_ == CUDA_SUCCESS) apigen_cuda_managed_wrote(dst, n, stream, ptsz);                   \
+        if (e_ == CUDA_SUCCESS && host_ && (sync))                                                 \
+            e_ = apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, ptsz);                          \
         return e_;                                                                                 \
     }
 /* a device copy whose side is host memory the device cannot reach there:
@@ -382,18 +391,18 @@ SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s
     }
 STREAM_COPY(cuMemcpyDtoDAsync_v2, false)
 STREAM_COPY(cuMemcpyDtoDAsync_v2_ptsz, true)
-STREAM_OP(cuMemsetD8_v2, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, false)
-STREAM_OP(cuMemsetD8_v2_ptds, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, true)
-STREAM_OP(cuMemsetD16_v2, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, false)
-STREAM_OP(cuMemsetD16_v2_ptds, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, true)
-STREAM_OP(cuMemsetD32_v2, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, false)
-STREAM_OP(cuMemsetD32_v2_ptds, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, true)
-STREAM_OP(cuMemsetD8Async, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, false)
-STREAM_OP(cuMemsetD8Async_ptsz, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, true)
-STREAM_OP(cuMemsetD16Async, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, false)
-STREAM_OP(cuMemsetD16Async_ptsz, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, true)
-STREAM_OP(cuMemsetD32Async, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, false)
-STREAM_OP(cuMemsetD32Async_ptsz, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, true)
+STREAM_OP(cuMemsetD8_v2, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, false, true)
+STREAM_OP(cuMemsetD8_v2_ptds, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, true, true)
+STREAM_OP(cuMemsetD16_v2, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, false, true)
+STREAM_OP(cuMemsetD16_v2_ptds, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, true, true)
+STREAM_OP(cuMemsetD32_v2, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, false, true)
+STREAM_OP(cuMemsetD32_v2_ptds, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, true, true)
+STREAM_OP(cuMemsetD8Async, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, false, false)
+STREAM_OP(cuMemsetD8Async_ptsz, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, true, false)
+STREAM_OP(cuMemsetD16Async, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, false, false)
+STREAM_OP(cuMemsetD16Async_ptsz, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, true, false)
+STREAM_OP(cuMemsetD32Async, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, false, false)
+STREAM_OP(cuMemsetD32Async_ptsz, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, true, false)
 
 /* A module's or library's global that is a __managed__ variable (NVIDIA's
  * runtime may look those up as globals): mirrored like cuLibraryGetManaged's.

@@ -354,6 +354,18 @@ static bool unreached_at(const void *p)
     return unreached_range(p, &r);
 }
 
+/* A set's destination that is host memory the device cannot reach there:
+ * *p becomes its twin's address, *host true. */
+static cudaError_t reach_dst(void **p, bool *host)
+{
+    *host = false;
+    if (!apigen_twin_candidates() || !unreached_at(*p) || is_device(*p)) return cudaSuccess;
+    uint64_t w = (uint64_t)(uintptr_t)*p;
+    cudaError_t e = (cudaError_t)apigen_twin_translate(&w, sizeof w, reach_host, NULL);
+    if (e == cudaSuccess && w != (uint64_t)(uintptr_t)*p) *p = (void *)(uintptr_t)w, *host = true;
+    return e;
+}
+
 /* cudaMemcpyDefault -> the direction the tracked ranges say. Natively,
  * under unified addressing, a copy may also name pinned or registered host
  * memory as its device side (Thrust copies between a pinned host vector
@@ -1272,14 +1284,23 @@ GRAPH_LAUNCH(cudaGraphLaunch, false)
 GRAPH_LAUNCH(cudaGraphLaunch_ptsz, true)
 
 /* Sets read the pages around what they set (a dirty page pushed after a
- * set would undo it) and write device memory. */
+ * set would undo it) and write device memory. One into host memory the
+ * device cannot reach at its address (pinned memory over tcp://; natively
+ * a set may name pinned memory under unified addressing) sets its twin,
+ * read back at the next synchronization, or at once for the synchronous
+ * forms, which natively complete before returning when they set pinned
+ * memory. */
 #define MEMSET(name, params, args, dst, n, stream, ptsz)                                           \
     APIGEN_EXPORT cudaError_t name params                                                          \
     {                                                                                              \
-        cudaError_t e_ = cudart_managed_push();                                                    \
+        bool host_;                                                                                \
+        cudaError_t e_ = reach_dst(&devPtr, &host_);                                               \
         if (e_ != cudaSuccess) return e_;                                                          \
+        if ((e_ = cudart_managed_push()) != cudaSuccess) return e_;                                \
         e_ = cudart_fwd_##name args;                                                               \
         if (e_ == cudaSuccess) cudart_managed_wrote(dst, n, stream, ptsz);                         \
+        if (e_ == cudaSuccess && host_ && (stream) == NULL)                                        \
+            e_ = cudart_managed_sync(CUDART_SYNC_STREAM, NULL, ptsz);                              \
         return e_;                                                                                 \
     }
 MEMSET(cudaMemset, (void *devPtr, int value, size_t count), (devPtr, value, count), devPtr, count, NULL, false)

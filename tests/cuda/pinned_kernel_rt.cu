@@ -72,6 +72,13 @@ int main()
             show("and the explicit kinds", e, h + 3115, 115);
             cudaFree(dev);
         }
+        // sets that name the pinned block (XLA's autotuner clears pinned
+        // words with an async set): an async one seen after the stream's
+        // synchronization, a synchronous one at its return
+        e = cudaMemsetAsync(h + 4000, 0x11, 16, 0);
+        show("an async set of the block", e == cudaSuccess ? cudaStreamSynchronize(0) : e, h + 4003,
+             0x11111111);
+        show("a synchronous set of the block", cudaMemset(h + 4004, 0x22, 16), h + 4007, 0x22222222);
     } else {
         printf("cudaMallocHost: %s\n", cudaGetErrorName(e));
     }

@@ -16,6 +16,12 @@
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
 # PYTHON; TRACE_RT=1 (TRACE_STEPS, default 10): two traced runs per case and
 # the calls that still make round trips per step ($OUT/roundtrips.txt).
+# CASEDIR (default tests/gpu/torch): another folder of cases, e.g.
+# tests/gpu/frameworks (CuPy, JAX, numba-cuda, cuda.core); TIMEOUT: seconds
+# per run (default 900); WARM=0: no untimed native run first. A case that
+# prints "guest-maps:" / "guest-devs:" on stderr (frameworks/common.py) is
+# checked forwarded: only apigen's libcuda.so.1 mapped, no /dev/nvidia* open
+# (else "NOT FORWARDED").
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build-gpu-driver}
@@ -24,6 +30,8 @@ OUT=${OUT:-$root/torch-cases-out}
 cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer expandable cuda_graph pinned}
 transports=${TRANSPORTS:-unix shm tcp}
 steps=${STEPS:-200}
+casedir=${CASEDIR:-$root/tests/gpu/torch}
+tmo=${TIMEOUT:-900}
 mkdir -p "$OUT"
 server=$build/examples/cuda/apigen-server-cuda
 preload=
@@ -52,6 +60,16 @@ spid=$!
 i=0; while [ ! -S "$tmp/cuda.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 url() { case $1 in unix) echo "unix://$tmp/cuda.sock" ;; tcp) echo "tcp://127.0.0.1:$port" ;; shm) echo "shm://apigen-tc-$$" ;; esac; }
 secs() { sed -n 's/^seconds //p' "$1" | tail -1; }
+# a forwarded run's own report of what it held (cases that give one): every
+# mapped libcuda/libnvidia file is apigen's stub, no /dev/nvidia* was open
+own=$(readlink -f "$libdir/libcuda.so.1")
+forwarded() {
+    grep -q '^guest-maps:' "$1" || return 0
+    for m in $(sed -n 's/^guest-maps: //p' "$1" | tail -1); do
+        [ "$m" = none ] || [ "$m" = "$own" ] || [ "$m" = "$(readlink -f "$libdir/libapigen-guest.so.2")" ] || return 1
+    done
+    [ "$(sed -n 's/^guest-devs: //p' "$1" | tail -1)" = none ]
+}
 printf '%-18s | %-10s' case native > "$OUT/table.txt"
 for t in $transports; do printf ' | %-26s' "$t" >> "$OUT/table.txt"; done
 echo >> "$OUT/table.txt"
@@ -59,19 +77,21 @@ fail=0
 for c in $cases; do
     # once natively untimed first: the first run of a case pays for the page
     # cache, cuDNN's and the GPU's warm-up (0.73-0.83 s on one case before)
-    ( cd "$root/tests/gpu/torch" && timeout 600 "$py" "$c.py" 10 ) > /dev/null 2>&1
-    ( cd "$root/tests/gpu/torch" && timeout 600 "$py" "$c.py" "$steps" ) > "$OUT/$c.native.out" 2> "$OUT/$c.native.err"
+    [ "${WARM:-1}" = 0 ] || ( cd "$casedir" && timeout "$tmo" "$py" "$c.py" 10 ) > /dev/null 2>&1
+    ( cd "$casedir" && timeout "$tmo" "$py" "$c.py" "$steps" ) > "$OUT/$c.native.out" 2> "$OUT/$c.native.err"
     nrc=$?
     ns=$(secs "$OUT/$c.native.err")
     printf '%-18s | %-10s' "$c" "rc $nrc ${ns:+${ns}s}" >> "$OUT/table.txt"
     for t in $transports; do
-        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-            timeout 900 "$py" "$c.py" "$steps" ) > "$OUT/$c.$t.out" 2> "$OUT/$c.$t.err"
+        ( cd "$casedir" && APIGEN_SERVER=$(url "$t") LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            timeout "$tmo" "$py" "$c.py" "$steps" ) > "$OUT/$c.$t.out" 2> "$OUT/$c.$t.err"
         frc=$?
         fs=$(secs "$OUT/$c.$t.err")
         ratio=
         [ -n "$ns" ] && [ -n "$fs" ] && ratio=$(awk -v a="$fs" -v b="$ns" 'BEGIN { if (a > 0) printf "%.2fx", b / a }')
-        if [ "$frc" = "$nrc" ] && cmp -s "$OUT/$c.native.out" "$OUT/$c.$t.out"; then
+        if ! forwarded "$OUT/$c.$t.err"; then
+            printf ' | %-26s' "NOT FORWARDED (rc $frc)" >> "$OUT/table.txt"; fail=1
+        elif [ "$frc" = "$nrc" ] && cmp -s "$OUT/$c.native.out" "$OUT/$c.$t.out"; then
             printf ' | %-26s' "identical ${fs:+${fs}s $ratio}" >> "$OUT/table.txt"
         else
             printf ' | %-26s' "DIFFERS (rc $frc)" >> "$OUT/table.txt"; fail=1

@@ -1038,6 +1038,12 @@ FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream
     return cuMemsetD8_v2(p, v, n);
 }
 
+FAKE CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s)
+{
+    if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    return cuMemsetD32_v2(p, v, n);
+}
+
 /* bench/patterns.cu's variables ("coef", a 16 KiB __constant__ array;
  * "result", a 4 KiB __device__ array): one device allocation each, made at
  * the first lookup under a context, the same for every library and module

@@ -91,6 +91,14 @@ int main(void)
             show("and host-device copies that name it as device memory", e, h + 3415, 115);
             cuMemFree(dev);
         }
+        /* sets that name the pinned block (XLA's autotuner clears pinned
+         * words with cuMemsetD32Async): an async one seen after the
+         * stream's synchronization, a synchronous one at its return */
+        CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+        e = cuMemsetD32Async(hp + 4 * 4000, 0x1234567, 4, NULL);
+        show("an async set of the block", e ? e : cuStreamSynchronize(NULL), h + 4003, 0x1234567);
+        show("a synchronous set of the block", cuMemsetD8(hp + 4 * 4004, 0x22, 16), h + 4007,
+             0x22222222);
     }
     e = cuMemHostRegister(registered, sizeof registered, 0);
     printf("cuMemHostRegister: %d\n", (int)e);
