@@ -31,12 +31,14 @@ def guest_check():
     libnvidia file (real paths) and every open /dev/nvidia* (the runner
     checks that a forwarded run holds only apigen's libcuda.so.1)."""
     import os
-    maps = set()
+    maps, libs = set(), set()
     with open("/proc/self/maps") as f:
         for line in f:
             path = line.split()[-1] if len(line.split()) >= 6 else ""
             if "libcuda.so" in path or "libnvidia" in path:
                 maps.add(os.path.realpath(path))
+            elif "/libcu" in path or "/libnv" in path or "/libapigen" in path:
+                libs.add(path)  # which CUDA libraries ran here (library mode: apigen's)
     devs = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -47,6 +49,7 @@ def guest_check():
             devs.add(t)
     print("guest-maps:", " ".join(sorted(maps)) or "none", file=sys.stderr)
     print("guest-devs:", " ".join(sorted(devs)) or "none", file=sys.stderr)
+    print("guest-libs:", " ".join(sorted(libs)) or "none", file=sys.stderr)
 
 
 def done():
