@@ -94,9 +94,13 @@ CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **ext
 /* launch_check.c: the function's limits are asked again at its next launch */
 void apigen_cuda_launch_limits_forget(uint64_t id);
 /* Whether a launch configuration is within the limits of every device and
- * of the function (launch_check.c; asked once, then cached). */
+ * of the function (launch_check.c; asked once, then cached) and needs no
+ * more than one the server accepted for the function with the same kinds
+ * of launch attributes (attrs: their mask). */
 int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned shmem);
+                               unsigned by, unsigned bz, unsigned shmem, uint64_t attrs);
+/* the server accepted this launch configuration of f (a synchronous launch) */
+void apigen_cuda_launch_accepted(CUfunction f, unsigned threads, unsigned shmem, uint64_t attrs);
 
 /* A host function on a stream that captures (hostfn.c): it runs, here, at
  * every launch of the graph; ptsz: the stream is named as by a _ptsz form. */

@@ -114,6 +114,16 @@ CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **bu
 /* Queued async only for a configuration within the device's and the
  * function's limits (launch_check.c), with no attribute whose constraints
  * the guest cannot check (co-residency of a cooperative grid, clusters). */
+/* the kinds of launch attributes given (a bit per id; the values' unused
+ * bytes are no part of it) */
+static uint64_t attr_kinds(const CUlaunchAttribute *attrs, unsigned nattrs)
+{
+    uint64_t m = 0;
+    for (unsigned i = 0; attrs && i < nattrs; i++)
+        m |= (uint64_t)1 << ((unsigned)attrs[i].id & 63);
+    return m;
+}
+
 static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, unsigned shmem,
                           const CUlaunchAttribute *attrs, unsigned nattrs)
@@ -131,7 +141,19 @@ static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
     if (nattrs) return 0; /* (none before 11.8) */
     (void)attrs;
 #endif
-    return apigen_cuda_launch_vouched(f, gx, gy, gz, bx, by, bz, shmem);
+    return apigen_cuda_launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attr_kinds(attrs, nattrs));
+}
+
+/* after a launch was sent: the device may write any memory; a synchronous
+ * one's success is the server's acceptance of its configuration */
+static void launched(CUresult e, CUfunction f, unsigned threads, unsigned shmem,
+                     const CUlaunchAttribute *attrs, unsigned nattrs, CUstream stream,
+                     unsigned flags)
+{
+    if (e != CUDA_SUCCESS) return;
+    apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
+    if (flags & APIGEN_CUDA_LAUNCH_SYNC)
+        apigen_cuda_launch_accepted(f, threads, shmem, attr_kinds(attrs, nattrs));
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -163,8 +185,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
             e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
                                  n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
         free(own);
-        if (e == CUDA_SUCCESS)
-            apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
+        launched(e, f, bx * by * bz, shmem, attrs, nattrs, stream, flags);
         return e;
     }
     if (l->n && !params) {
@@ -196,8 +217,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
                          l->size ? buf : NULL, l->size, nattrs ? attrs : NULL, nattrs, flags);
     apigen_work_done(e == CUDA_SUCCESS);
     if (buf != small) free(buf);
-    if (e == CUDA_SUCCESS)
-        apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
+    launched(e, f, bx * by * bz, shmem, attrs, nattrs, stream, flags);
     return e;
 }
 

@@ -6,7 +6,18 @@
  * cudaGetLastError), not the next call's. The limits are asked once: the
  * devices' per process, the function's per CUfunction or CUkernel id (asked
  * again after cuFuncSetAttribute / cuKernelSetAttribute, which may raise
- * the dynamic shared memory limit). */
+ * the dynamic shared memory limit).
+ *
+ * The limits do not tell every refusal (the driver also weighs what the
+ * guest cannot see: static and reserved shared memory, local memory, the
+ * kernel's compiled block size; XLA's autotuner meets
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES for configurations within them and
+ * goes on only when the launch itself says so). So a function's first
+ * launch of a configuration also goes synchronously; the server's
+ * acceptance is kept as a point (threads per block, dynamic shared memory,
+ * attribute kinds), and a later launch is queued only when an accepted
+ * point of the same attribute kinds needs as much of both (a block of
+ * fewer threads and less shared memory takes fewer resources). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -17,9 +28,16 @@
 #include "cuda_wire.h"
 #include "launch_limits.h"
 
+#define ACCEPTED_MAX 8 /* points kept per function; a forgotten one costs a round trip */
+
 typedef struct flimits {
     uint64_t id;
     uint32_t threads, dyn_shmem;
+    struct {
+        uint32_t threads, shmem;
+        uint64_t attrs;
+    } ok[ACCEPTED_MAX]; /* configurations the server accepted */
+    unsigned nok;
     struct flimits *next;
 } flimits;
 
@@ -94,9 +112,9 @@ static int func_limits(CUfunction f, uint32_t *threads, uint32_t *dyn)
 #endif
     if (!ok || t <= 0 || s < 0)
         return 0; /* not cached: an invalid handle's launch goes synchronously */
-    c = malloc(sizeof *c);
+    c = calloc(1, sizeof *c);
     if (!c) return 0;
-    *c = (flimits){id, (uint32_t)t, (uint32_t)s, NULL};
+    c->id = id, c->threads = (uint32_t)t, c->dyn_shmem = (uint32_t)s;
     pthread_mutex_lock(&lock_);
     if (find(id)) {
         free(c);
@@ -122,8 +140,17 @@ static void forget(uint64_t id)
     pthread_mutex_unlock(&lock_);
 }
 
+/* an accepted point of f's needing at least as much (lock_ held) */
+static int accepted(const flimits *c, uint32_t threads, uint32_t shmem, uint64_t attrs)
+{
+    for (unsigned i = 0; c && i < c->nok && i < ACCEPTED_MAX; i++)
+        if (c->ok[i].attrs == attrs && c->ok[i].threads >= threads && c->ok[i].shmem >= shmem)
+            return 1;
+    return 0;
+}
+
 int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                               unsigned by, unsigned bz, unsigned shmem)
+                               unsigned by, unsigned bz, unsigned shmem, uint64_t attrs)
 {
     struct apigen_cuda_limits l;
     apigen_hold_deferred(true); /* the queries' errors are not the launch's */
@@ -132,8 +159,20 @@ int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned 
     if (!ok) return 0;
     pthread_mutex_lock(&lock_);
     for (int k = 0; k < 3; k++) l.block[k] = block_[k], l.grid[k] = grid_[k];
+    ok = accepted(find((uint64_t)(uintptr_t)f), bx * by * bz, shmem, attrs);
     pthread_mutex_unlock(&lock_);
-    return apigen_cuda_config_vouched(&l, gx, gy, gz, bx, by, bz, shmem);
+    return ok && apigen_cuda_config_vouched(&l, gx, gy, gz, bx, by, bz, shmem);
+}
+
+void apigen_cuda_launch_accepted(CUfunction f, unsigned threads, unsigned shmem, uint64_t attrs)
+{
+    pthread_mutex_lock(&lock_);
+    flimits *c = find((uint64_t)(uintptr_t)f);
+    if (c && !accepted(c, threads, shmem, attrs)) {
+        unsigned i = c->nok++ % ACCEPTED_MAX; /* the oldest point makes room */
+        c->ok[i].threads = threads, c->ok[i].shmem = shmem, c->ok[i].attrs = attrs;
+    }
+    pthread_mutex_unlock(&lock_);
 }
 
 /* set_attr.c: a function's attributes were set (whatever the answer): its

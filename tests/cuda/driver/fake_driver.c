@@ -639,7 +639,7 @@ FAKE CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, C
 /* a launch runs the kernel's body at once (every stream is synchronous
  * here); the parameters come packed, as the server passes them */
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, void **kernelParams, void **extra)
+                       unsigned by, unsigned bz, unsigned shmem, void **kernelParams, void **extra)
 {
     NEED_INIT();
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
@@ -647,6 +647,9 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
     if ((unsigned long)bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
     const struct kernel *k = f->k;
+    /* a refusal no limit a caller can ask tells: static and dynamic shared
+     * memory together over 48 KiB without an opt-in (cuFuncSetAttribute) */
+    if (k && !f->max_dyn && (size_t)k->shared + shmem > 49152) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     const struct fake_pattern_kernel *pk = f->pk;
     unsigned nparams = k ? k->nparams : pk->nparams;
     size_t last_off = k ? k->off[nparams - 1] : pk->off[nparams - 1];
@@ -689,16 +692,15 @@ FAKE CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz
                              unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
                              void **extra)
 {
-    (void)shmem;
     if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    return launch(f, gx, gy, gz, bx, by, bz, params, extra);
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, params, extra);
 }
 
 FAKE CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
     return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                  c->blockDimZ, params, extra);
+                  c->blockDimZ, c->sharedMemBytes, params, extra);
 }
 
 static CUresult capture_sync(CUstream s); /* below */
