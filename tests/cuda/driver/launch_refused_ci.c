@@ -30,7 +30,8 @@ int main(void)
     }
     enum { N = 4 };
     float a[N * N], b[N * N], r[N * N];
-    for (int i = 0; i < N * N; i++) a[i] = (float)i, b[i] = i % 5 == 0 ? 1.0f : 0.0f;
+    for (int i = 0; i < N * N; i++)
+        a[i] = (float)i, b[i] = i % 5 == 0 ? 1.0f : 0.0f;
     CUdeviceptr da, db, dc;
     if (cuMemAlloc(&da, sizeof a) || cuMemAlloc(&db, sizeof b) || cuMemAlloc(&dc, sizeof r) ||
         cuMemcpyHtoD(da, a, sizeof a) || cuMemcpyHtoD(db, b, sizeof b)) {
@@ -50,8 +51,10 @@ int main(void)
     /* a configuration that runs, twice (the second may be queued), then the
      * refused one again: still the launch's own error */
     for (int i = 0; i < 2; i++)
-        printf("launch with 8 KiB: %d\n", (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 8 << 10, NULL, args, NULL));
-    printf("a smaller one: %d\n", (int)cuLaunchKernel(mm, 1, 1, 1, 8, 8, 1, 1024, NULL, args, NULL));
+        printf("launch with 8 KiB: %d\n",
+               (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 8 << 10, NULL, args, NULL));
+    printf("a smaller one: %d\n",
+           (int)cuLaunchKernel(mm, 1, 1, 1, 8, 8, 1, 1024, NULL, args, NULL));
     CUlaunchConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
@@ -63,7 +66,8 @@ int main(void)
            (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 48 << 10, NULL, args, NULL));
     CUresult e = cuMemcpyDtoH(r, dc, sizeof r);
     printf("results: %d", (int)e);
-    for (int i = 0; i < N * N; i++) printf(" %g", r[i]);
+    for (int i = 0; i < N * N; i++)
+        printf(" %g", r[i]);
     printf("\n");
     return 0;
 }
