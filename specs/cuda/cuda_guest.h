@@ -91,8 +91,10 @@ CUresult apigen_cuda_get_layout(CUfunction f, const struct apigen_cuda_layout **
 CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **extra,
                                   const void **buf, size_t *size);
 
-/* launch_check.c: the function's limits are asked again at its next launch */
+/* launch_check.c: the function's limits are asked again at its next launch;
+ * _all: every function's (a module, library or context ended) */
 void apigen_cuda_launch_limits_forget(uint64_t id);
+void apigen_cuda_launch_limits_forget_all(void);
 /* Whether a launch configuration is within the limits of every device and
  * of the function (launch_check.c; asked once, then cached) and needs no
  * more than one the server accepted for the function with the same kinds

@@ -181,3 +181,21 @@ void apigen_cuda_launch_limits_forget(uint64_t id)
 {
     forget(id);
 }
+
+/* A module, library or context ended: its functions' ids may name other
+ * functions later (the server keeps one id per driver handle, and the
+ * driver reuses a freed function's address: XLA's autotuner loads and
+ * unloads a module per configuration), so every function's limits and
+ * accepted configurations are asked and learned again. */
+void apigen_cuda_launch_limits_forget_all(void)
+{
+    pthread_mutex_lock(&lock_);
+    flimits *f = funcs_;
+    funcs_ = NULL;
+    pthread_mutex_unlock(&lock_);
+    while (f) {
+        flimits *next = f->next;
+        free(f);
+        f = next;
+    }
+}

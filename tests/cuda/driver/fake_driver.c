@@ -519,6 +519,9 @@ FAKE CUresult cuModuleUnload(CUmodule mod)
     NEED_INIT();
     if (!mod) return CUDA_ERROR_INVALID_HANDLE;
     free(mod);
+    /* a function loaded again is a new one at the same address (as the
+     * driver reuses a freed function's): its attributes start anew */
+    for (size_t i = 0; i < sizeof funcs_ / sizeof funcs_[0]; i++) funcs_[i].max_dyn = 0;
     return CUDA_SUCCESS;
 }
 

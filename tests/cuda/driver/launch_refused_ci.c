@@ -64,6 +64,22 @@ int main(void)
     printf("cuStreamSynchronize %d\n", (int)cuStreamSynchronize(NULL));
     printf("launch with 48 KiB again: %d\n",
            (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 48 << 10, NULL, args, NULL));
+    /* a function that raised its limit runs above 48 KiB; its module
+     * unloaded and loaded again, the function is a new one (natively at
+     * the same address, so the server may give it the old one's id) whose
+     * limit is the default again: refused at the launch */
+    printf("cuFuncSetAttribute(60 KiB) %d\n",
+           (int)cuFuncSetAttribute(mm, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 60 << 10));
+    for (int i = 0; i < 2; i++)
+        printf("launch with 56 KiB: %d\n",
+               (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 56 << 10, NULL, args, NULL));
+    printf("cuCtxSynchronize %d\n", (int)cuCtxSynchronize());
+    printf("unload, load again: %d %d %d\n", (int)cuModuleUnload(mod),
+           (int)cuModuleLoadData(&mod, image),
+           (int)cuModuleGetFunction(&mm, mod, "_Z6matmulPKfS0_Pfi"));
+    printf("launch with 56 KiB: %d\n",
+           (int)cuLaunchKernel(mm, 1, 1, 1, 16, 16, 1, 56 << 10, NULL, args, NULL));
+    printf("the next call: cuCtxSetCurrent %d\n", (int)cuCtxSetCurrent(c));
     CUresult e = cuMemcpyDtoH(r, dc, sizeof r);
     printf("results: %d", (int)e);
     for (int i = 0; i < N * N; i++)
