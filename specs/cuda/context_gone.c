@@ -50,7 +50,7 @@ static CUresult destroyed(CUresult e, CUcontext ctx)
     if (e == CUDA_SUCCESS) apigen_cuda_globals_forget(1, 0); /* its modules and globals went */
     if (e == CUDA_SUCCESS) apigen_cuda_events_forget();      /* and its events */
     if (e == CUDA_SUCCESS) apigen_twin_forget_all(); /* and twins' allocations: made anew at need */
-    if (e == CUDA_SUCCESS) apigen_cuda_launch_limits_forget_all(); /* and its functions */
+    if (e == CUDA_SUCCESS) apigen_cuda_functions_gone(); /* and its functions */
     return e;
 }
 

@@ -85,12 +85,17 @@ struct apigen_cuda_layout {
     size_t size; /* bytes of the packed buffer: the end of the last parameter */
     size_t *offsets, *sizes;
     struct apigen_cuda_layout *next;
+    unsigned gen; /* launch.c: learnt in this generation (apigen_cuda_functions_gone) */
 };
 CUresult apigen_cuda_get_layout(CUfunction f, const struct apigen_cuda_layout **out);
 /* The packed buffer of a launch's `extra` form, checked against the layout. */
 CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **extra,
                                   const void **buf, size_t *size);
 
+/* launch.c: a module, library or context ended: every function's parameter
+ * layout, launch limits and accepted configurations are asked and learnt
+ * again (a function id may name another function from now on) */
+void apigen_cuda_functions_gone(void);
 /* launch_check.c: the function's limits are asked again at its next launch;
  * _all: every function's (a module, library or context ended) */
 void apigen_cuda_launch_limits_forget(uint64_t id);

@@ -159,7 +159,7 @@ APIGEN_EXPORT CUresult cuModuleUnload(CUmodule hmod)
 {
     CUresult e = cuda_fwd_cuModuleUnload(hmod);
     apigen_cuda_globals_forget(0, (uint64_t)(uintptr_t)hmod);
-    apigen_cuda_launch_limits_forget_all(); /* its functions' ids may come back as others */
+    apigen_cuda_functions_gone(); /* its functions' ids may come back as others */
     return e;
 }
 
@@ -196,7 +196,7 @@ APIGEN_EXPORT CUresult cuLibraryUnload(CUlibrary library)
 {
     CUresult e = cuda_fwd_cuLibraryUnload(library);
     apigen_cuda_globals_forget(0, (uint64_t)(uintptr_t)library);
-    apigen_cuda_launch_limits_forget_all();
+    apigen_cuda_functions_gone();
     return e;
 }
 

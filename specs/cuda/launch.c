@@ -25,7 +25,16 @@ typedef struct apigen_cuda_layout layout;
 #define NBUCKETS 256
 static layout *layouts_[NBUCKETS];
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+/* Layouts learnt before a module, library or context ended are asked
+ * again: the server keeps one id per driver handle, and the driver reuses a
+ * freed function's address for the next module's (XLA's autotuner loads and
+ * unloads a module per configuration; a kernel taking 128-byte tensor maps
+ * got the 8-byte pointers' layout of the one before it). An old entry stays
+ * in its list (a launch of another thread may still read it), behind the
+ * newer one of its id. */
+static unsigned gen_;
 
+/* the newest layout of id (lock_ held) */
 static layout *find(uint64_t id)
 {
     for (layout *l = layouts_[(id * 0x9E3779B97F4A7C15ull) >> 56]; l; l = l->next)
@@ -33,14 +42,24 @@ static layout *find(uint64_t id)
     return NULL;
 }
 
-/* The layout of f (one round trip the first time). */
+void apigen_cuda_functions_gone(void)
+{
+    pthread_mutex_lock(&lock_);
+    gen_++;
+    pthread_mutex_unlock(&lock_);
+    apigen_cuda_launch_limits_forget_all();
+}
+
+/* The layout of f (one round trip the first time, and after a module,
+ * library or context ended). */
 CUresult apigen_cuda_get_layout(CUfunction f, const layout **out)
 {
     uint64_t id = (uint64_t)(uintptr_t)f;
     pthread_mutex_lock(&lock_);
     layout *l = find(id);
+    unsigned gen = gen_;
     pthread_mutex_unlock(&lock_);
-    if (l) {
+    if (l && l->gen == gen) {
         *out = l;
         return CUDA_SUCCESS;
     }
@@ -57,12 +76,16 @@ CUresult apigen_cuda_get_layout(CUfunction f, const layout **out)
         free(l), free(offs), free(sizes);
         return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     }
-    *l = (layout){id, n, 0, offs, sizes, NULL};
+    /* kept as long as the process: no more room than its parameters take */
+    size_t *o2 = realloc(offs, (n ? n : 1) * sizeof *offs), *s2 = realloc(sizes, (n ? n : 1) * sizeof *sizes);
+    if (o2) offs = o2;
+    if (s2) sizes = s2;
+    *l = (layout){id, n, 0, offs, sizes, NULL, gen};
     for (unsigned i = 0; i < n; i++)
         if (offs[i] + sizes[i] > l->size) l->size = offs[i] + sizes[i];
     pthread_mutex_lock(&lock_);
     layout *had = find(id);
-    if (had) { /* another thread was first */
+    if (had && had->gen == gen) { /* another thread was first */
         pthread_mutex_unlock(&lock_);
         free(l), free(offs), free(sizes);
         *out = had;

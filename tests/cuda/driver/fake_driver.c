@@ -22,7 +22,10 @@
 #define FAKE __attribute__((visibility("default")))
 
 struct CUctx_st { int dev; };
-struct CUmod_st { int loaded; };
+/* one_address: a module whose image says "(one address)" hands out every
+ * function at one address, as the driver does when a module's function
+ * takes the memory of an unloaded module's (function_reuse_ci.c) */
+struct CUmod_st { int loaded; int one_address; };
 struct CUlib_st { int loaded; };
 /* a function and a kernel are one object: the driver takes a CUkernel
  * where a CUfunction is expected */
@@ -504,7 +507,9 @@ FAKE CUresult cuModuleLoadData(CUmodule *mod, const void *image)
     NEED_INIT();
     if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
     *mod = calloc(1, sizeof **mod);
-    return *mod ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!*mod) return CUDA_ERROR_OUT_OF_MEMORY;
+    (*mod)->one_address = strstr((const char *)image, "(one address)") != NULL;
+    return CUDA_SUCCESS;
 }
 
 FAKE CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
@@ -529,7 +534,12 @@ FAKE CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
 {
     NEED_INIT();
     if (!mod) return CUDA_ERROR_INVALID_HANDLE;
-    return find(f, name);
+    CUresult e = find(f, name);
+    if (e != CUDA_SUCCESS || !mod->one_address) return e;
+    static struct CUfunc_st one;
+    one = (struct CUfunc_st){(*f)->k, (*f)->pk, 0};
+    *f = &one;
+    return CUDA_SUCCESS;
 }
 
 FAKE CUresult cuKernelGetFunction(CUfunction *f, CUkernel kern)
