@@ -11893,7 +11893,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
+/* The forwarder of cudaLibraryUnload: the spec's hand-written guest code exports cudaLibraryUnload and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryUnload(cudaLibrary_t library)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

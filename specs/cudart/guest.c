@@ -813,9 +813,24 @@ typedef struct layout {
     uint32_t n;
     uint64_t size; /* bytes of the packed parameter block */
     uint64_t *offsets, *sizes;
+    unsigned gen; /* a kernel handle's: learnt in this generation of kernels_gen_ */
 } layout;
 
 static u64map layouts_; /* proxy or kernel id -> layout * */
+/* Kernel handles are the server's driver handles (cudaKernel_t passes
+ * through), and the driver reuses an unloaded library's kernel address for
+ * a later library's: a kernel's layout learnt before a cudaLibraryUnload or
+ * cudaDeviceReset is asked again (the old one stays allocated: a launch of
+ * another thread may still read it). Registered functions' proxies are the
+ * program's own and never change. */
+static unsigned kernels_gen_;
+
+static void kernels_gone(void)
+{
+    pthread_mutex_lock(&lock_);
+    kernels_gen_++;
+    pthread_mutex_unlock(&lock_);
+}
 
 /* The parameter layout of a kernel (one round trip the first time). */
 static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layout **out)
@@ -825,6 +840,8 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
                         : (uint64_t)(uintptr_t)kernel, v;
     pthread_mutex_lock(&lock_);
     bool ok = map_get(&layouts_, key, &v);
+    unsigned gen = kernels_gen_;
+    if (ok && !func && ((const layout *)(uintptr_t)v)->gen != gen) ok = false;
     pthread_mutex_unlock(&lock_);
     if (ok) {
         *out = (const layout *)(uintptr_t)v;
@@ -846,8 +863,10 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
         if (offs[i] + sizes[i] > l->size) l->size = offs[i] + sizes[i];
     l->offsets = offs;
     l->sizes = sizes;
+    l->gen = gen;
     pthread_mutex_lock(&lock_);
-    if (map_get(&layouts_, key, &v)) { /* another thread was first */
+    if (map_get(&layouts_, key, &v) && (func || ((const layout *)(uintptr_t)v)->gen == gen)) {
+        /* another thread was first */
         pthread_mutex_unlock(&lock_);
         free(offs), free(sizes), free(l);
         *out = (const layout *)(uintptr_t)v;
@@ -1453,8 +1472,20 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
 {
     cudaError_t e = cudart_fwd_cudaDeviceReset();
     if (e == cudaSuccess) apigen_twin_forget_all();
+    if (e == cudaSuccess) kernels_gone(); /* its libraries' kernels went */
     return e;
 }
+
+#ifdef APIGEN_HAS_FN_cudaLibraryUnload /* 12.0 */
+FWD_DECL(cudaLibraryUnload, cudaLibrary_t library)
+
+APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
+{
+    cudaError_t e = cudart_fwd_cudaLibraryUnload(library);
+    kernels_gone(); /* whatever the answer: its kernels' addresses may come back as others */
+    return e;
+}
+#endif
 
 /* Pinned host memory is the guest's own (the arena, which the server
  * registered as portable, mapped pinned memory; plain memory without an
