@@ -48,6 +48,7 @@ cudaError_t cudart_host_get_device_pointer(apigen_call_ctx *cx, void **pDevice, 
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaIpcOpenMemHandle */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetGlobal */
 cudaError_t cudart_host_library_get_managed(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetManaged */
+cudaError_t cudart_host_library_unload(apigen_call_ctx *cx, cudaLibrary_t library); /* hand-written, in the spec's sources: wraps cudaLibraryUnload */
 cudaError_t cudart_host_malloc(apigen_call_ctx *cx, void **devPtr, size_t size); /* hand-written, in the spec's sources: wraps cudaMalloc */
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
 cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
@@ -7356,7 +7357,7 @@ static void h_cudaLibraryUnload(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaLibrary_t, v_library, &r_)) return; /* library */
     library = (cudaLibrary_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaLibraryUnload(library);
+    ret_ = cudart_host_library_unload(cx, library);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (ok_)

@@ -157,6 +157,7 @@ cudaError_t apigenCudartUnregisterModule(apigenCudartModule module)
 
 typedef struct layout {
     const void *key;
+    bool kernel; /* key is a kernel handle (the driver's: reused after its library's unload) */
     uint32_t n;
     uint64_t size;
     uint64_t *offsets, *sizes;
@@ -271,14 +272,16 @@ static cudaError_t query_layout(const void *f, uint32_t *n, uint64_t *offsets, u
     return cudaSuccess;
 }
 
+/* keys NULL: every kernel handle's layout (a library unloaded, the device
+ * reset: the driver gives later kernels those addresses) */
 static void forget_layouts(void *const *keys, uint32_t n)
 {
     pthread_mutex_lock(&layouts_lock_);
     atomic_fetch_add(&layouts_gen_, 1);
     for (layout **pp = &layouts_; *pp;) {
         layout *l = *pp;
-        bool hit = false;
-        for (uint32_t i = 0; i < n && !hit; i++)
+        bool hit = !keys && l->kernel;
+        for (uint32_t i = 0; keys && i < n && !hit; i++)
             hit = l->key == keys[i];
         if (hit) {
             *pp = l->next;
@@ -331,7 +334,7 @@ static cudaError_t query_layout_apart(const void *f, uint32_t *n, uint64_t *offs
 
 /* The server's own copy, for checking launches (a module's proxies are
  * forgotten when it is unregistered, since their addresses can be reused). */
-static cudaError_t server_layout(const void *f, const layout **out)
+static cudaError_t server_layout(const void *f, bool kernel, const layout **out)
 {
     unsigned gen = atomic_load(&layouts_gen_), slot = layout_slot_of(f);
     if (layout_slot_[slot].key == f && layout_slot_[slot].gen == gen && layout_slot_[slot].l) {
@@ -364,6 +367,7 @@ static cudaError_t server_layout(const void *f, const layout **out)
     for (uint32_t i = 0; i < l->n; i++)
         if (o[i] + s[i] > l->size) l->size = o[i] + s[i];
     l->key = f;
+    l->kernel = kernel;
     l->offsets = o;
     l->sizes = s;
     pthread_mutex_lock(&layouts_lock_);
@@ -380,12 +384,27 @@ cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint3
     const void *f = func ? func : (const void *)kernel;
     const layout *l;
     if (!f || !nparams || !offsets || !sizes) return cudaErrorInvalidDeviceFunction;
-    cudaError_t e = server_layout(f, &l);
+    cudaError_t e = server_layout(f, !func, &l);
     if (e != cudaSuccess) return e;
     *nparams = l->n;
     memcpy(offsets, l->offsets, l->n * sizeof *offsets);
     memcpy(sizes, l->sizes, l->n * sizeof *sizes);
     return cudaSuccess;
+}
+
+#ifdef APIGEN_HAS_FN_cudaLibraryUnload /* 12.0 */
+cudaError_t cudart_host_library_unload(apigen_call_ctx *cx, cudaLibrary_t library)
+{
+    (void)cx;
+    cudaError_t e = cudaLibraryUnload(library);
+    forget_layouts(NULL, 0); /* whatever the answer */
+    return e;
+}
+#endif
+
+void cudart_host_kernels_gone(void)
+{
+    forget_layouts(NULL, 0);
 }
 
 /* ---- the plain launch, straight to the driver ---------------------------------------
@@ -461,7 +480,7 @@ cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel
     const layout *l;
     void *argv_small[64], **argv = argv_small;
     if (!f) return refused(cx, cudaErrorInvalidDeviceFunction);
-    cudaError_t e = server_layout(f, &l); /* asked on a thread apart: not this one's error */
+    cudaError_t e = server_layout(f, !func, &l); /* asked on a thread apart: not this one's error */
     if (e != cudaSuccess) return refused(cx, e);
     if (paramsSize != l->size || (l->size && !params)) return refused(cx, cudaErrorInvalidValue);
     if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv)))

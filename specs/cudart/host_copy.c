@@ -267,10 +267,14 @@ static cudaError_t reset(cudaError_t (*fn)(void))
     return e;
 }
 
+void cudart_host_kernels_gone(void); /* host.c: kernel handles' layouts */
+
 cudaError_t cudart_host_device_reset(apigen_call_ctx *cx)
 {
     (void)cx;
-    return reset(cudaDeviceReset);
+    cudaError_t e = reset(cudaDeviceReset);
+    if (e == cudaSuccess) cudart_host_kernels_gone(); /* its libraries' kernels went */
+    return e;
 }
 
 #ifdef APIGEN_HAS_FN_cudaThreadExit
