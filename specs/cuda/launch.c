@@ -77,7 +77,8 @@ CUresult apigen_cuda_get_layout(CUfunction f, const layout **out)
         return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     }
     /* kept as long as the process: no more room than its parameters take */
-    size_t *o2 = realloc(offs, (n ? n : 1) * sizeof *offs), *s2 = realloc(sizes, (n ? n : 1) * sizeof *sizes);
+    size_t keep = n ? n : 1;
+    size_t *o2 = realloc(offs, keep * sizeof *offs), *s2 = realloc(sizes, keep * sizeof *sizes);
     if (o2) offs = o2;
     if (s2) sizes = s2;
     *l = (layout){id, n, 0, offs, sizes, NULL, gen};
@@ -134,9 +135,6 @@ CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **bu
     return CUDA_SUCCESS;
 }
 
-/* Queued async only for a configuration within the device's and the
- * function's limits (launch_check.c), with no attribute whose constraints
- * the guest cannot check (co-residency of a cooperative grid, clusters). */
 /* the kinds of launch attributes given (a bit per id; the values' unused
  * bytes are no part of it) */
 static uint64_t attr_kinds(const CUlaunchAttribute *attrs, unsigned nattrs)
@@ -146,6 +144,11 @@ static uint64_t attr_kinds(const CUlaunchAttribute *attrs, unsigned nattrs)
         m |= (uint64_t)1 << ((unsigned)attrs[i].id & 63);
     return m;
 }
+
+/* Queued async only for a configuration within the device's and the
+ * function's limits and no larger than one the server accepted
+ * (launch_check.c), with no attribute whose constraints the guest cannot
+ * check (co-residency of a cooperative grid, clusters). */
 
 static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                           unsigned by, unsigned bz, unsigned shmem,
