@@ -11471,7 +11471,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
+/* The forwarder of cudaLibraryEnumerateKernels: the spec's hand-written guest code exports cudaLibraryEnumerateKernels and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryEnumerateKernels(cudaKernel_t *kernels, unsigned int numKernels, cudaLibrary_t lib)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -11602,7 +11603,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
+/* The forwarder of cudaLibraryGetKernel: the spec's hand-written guest code exports cudaLibraryGetKernel and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

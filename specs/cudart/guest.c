@@ -832,6 +832,41 @@ static void kernels_gone(void)
     pthread_mutex_unlock(&lock_);
 }
 
+/* Kernels of libraries the program loaded through the stub
+ * (cudaLibraryGetKernel, cudaLibraryEnumerateKernels): natively
+ * cudaLaunchKernel & co take such a handle cast to a function address
+ * (CUDA 12's context-independent loading). kernel -> its library; 0 once
+ * that library is unloaded. Only handles the server gave are sent as
+ * kernels: any other unregistered address stays the runtime's
+ * cudaErrorInvalidDeviceFunction. */
+static u64map lib_kernels_;
+
+static void lib_kernels_note(const cudaKernel_t *k, unsigned n, const void *lib)
+{
+    pthread_mutex_lock(&lock_);
+    for (unsigned i = 0; i < n; i++)
+        if (k[i]) (void)map_put(&lib_kernels_, (uint64_t)(uintptr_t)k[i], (uint64_t)(uintptr_t)lib);
+    pthread_mutex_unlock(&lock_);
+}
+
+static bool lib_kernel_known(const void *f)
+{
+    uint64_t v = 0;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&lib_kernels_, (uint64_t)(uintptr_t)f, &v) && v;
+    pthread_mutex_unlock(&lock_);
+    return ok;
+}
+
+static void lib_kernels_drop(const void *lib)
+{
+    pthread_mutex_lock(&lock_);
+    for (size_t i = 0; i < lib_kernels_.cap; i++)
+        if (lib_kernels_.keys[i] && lib_kernels_.vals[i] == (uint64_t)(uintptr_t)lib)
+            lib_kernels_.vals[i] = 0;
+    pthread_mutex_unlock(&lock_);
+}
+
 /* The parameter layout of a kernel (one round trip the first time). */
 static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layout **out)
 {
@@ -994,12 +1029,26 @@ APIGEN_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid
 }
 #endif
 
+/* A launch by address: a registered function's proxy, or a library kernel
+ * handle cast to an address (lib_kernels_). */
+static cudaError_t launch_by_address(const void *func, dim3 grid, dim3 block, void **args,
+                                     size_t shmem, cudaStream_t stream,
+                                     const cudaLaunchAttribute *attrs, unsigned nattrs,
+                                     uint32_t flags)
+{
+    const void *proxy = cudart_map_host(func);
+    if (!proxy && func && lib_kernel_known(func))
+        return launch(NULL, (cudaKernel_t)(uintptr_t)func, grid, block, args, shmem, stream, attrs,
+                      nattrs, flags);
+    return launch(proxy, NULL, grid, block, args, shmem, stream, attrs, nattrs, flags);
+}
+
 #define LAUNCH_KERNEL(name, flags)                                                                 \
     APIGEN_EXPORT cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args,     \
                                    size_t sharedMem, cudaStream_t stream)                          \
     {                                                                                              \
-        return launch(cudart_map_host(func), NULL, gridDim, blockDim, args, sharedMem, stream,     \
-                      NULL, 0, flags);                                                             \
+        return launch_by_address(func, gridDim, blockDim, args, sharedMem, stream, NULL, 0,       \
+                                 flags);                                                           \
     }
 LAUNCH_KERNEL(cudaLaunchKernel, 0)
 LAUNCH_KERNEL(cudaLaunchKernel_ptsz, APIGEN_CUDART_PTSZ)
@@ -1012,9 +1061,9 @@ LAUNCH_KERNEL(cudaLaunchCooperativeKernel_ptsz, APIGEN_CUDART_COOPERATIVE | APIG
                                    void **args)                                                    \
     {                                                                                              \
         if (!config) return local_error(cudaErrorInvalidValue);                                    \
-        return launch(cudart_map_host(func), NULL, config->gridDim, config->blockDim, args,        \
-                      config->dynamicSmemBytes, config->stream, config->attrs, config->numAttrs,   \
-                      flags);                                                                      \
+        return launch_by_address(func, config->gridDim, config->blockDim, args,                    \
+                                 config->dynamicSmemBytes, config->stream, config->attrs,          \
+                                 config->numAttrs, flags);                                         \
     }
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC, 0)
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC_ptsz, APIGEN_CUDART_PTSZ)
@@ -1483,6 +1532,32 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
 {
     cudaError_t e = cudart_fwd_cudaLibraryUnload(library);
     kernels_gone(); /* whatever the answer: its kernels' addresses may come back as others */
+    if (e == cudaSuccess) lib_kernels_drop(library);
+    return e;
+}
+#endif
+
+#ifdef APIGEN_HAS_FN_cudaLibraryGetKernel /* 12.0 */
+FWD_DECL(cudaLibraryGetKernel, cudaKernel_t *pKernel, cudaLibrary_t library, const char *name)
+
+APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library,
+                                               const char *name)
+{
+    cudaError_t e = cudart_fwd_cudaLibraryGetKernel(pKernel, library, name);
+    if (e == cudaSuccess && pKernel) lib_kernels_note(pKernel, 1, library);
+    return e;
+}
+#endif
+
+#ifdef APIGEN_HAS_FN_cudaLibraryEnumerateKernels /* 12.4 */
+FWD_DECL(cudaLibraryEnumerateKernels, cudaKernel_t *kernels, unsigned int numKernels,
+         cudaLibrary_t lib)
+
+APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels,
+                                                      unsigned int numKernels, cudaLibrary_t lib)
+{
+    cudaError_t e = cudart_fwd_cudaLibraryEnumerateKernels(kernels, numKernels, lib);
+    if (e == cudaSuccess && kernels) lib_kernels_note(kernels, numKernels, lib);
     return e;
 }
 #endif

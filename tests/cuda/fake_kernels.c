@@ -70,6 +70,9 @@ FAKE void __cudaRegisterVar(void **h, char *hostVar, char *deviceAddress, const 
     pthread_mutex_unlock(&reg_lock_);
 }
 
+/* a library's kernel handed out at one address (cudaLibraryGetKernel below) */
+static struct fake_pattern_kernel one_address_;
+
 static const struct fake_pattern_kernel *kernel_of(const void *f)
 {
     const struct fake_pattern_kernel *k = NULL;
@@ -77,6 +80,11 @@ static const struct fake_pattern_kernel *kernel_of(const void *f)
     for (int i = 0; i < nfuncs_ && !k; i++)
         if (funcs_[i].host == f) k = funcs_[i].k;
     pthread_mutex_unlock(&reg_lock_);
+    /* a kernel handle cast to a function address, as the runtime takes it */
+    const size_t nk = sizeof fake_pattern_kernels / sizeof fake_pattern_kernels[0];
+    for (size_t i = 0; !k && f && i < nk; i++)
+        if (f == (const void *)&fake_pattern_kernels[i]) k = &fake_pattern_kernels[i];
+    if (!k && f == (const void *)&one_address_ && one_address_.name) k = &one_address_;
     return k;
 }
 
@@ -99,6 +107,42 @@ static cudaError_t run(const struct fake_pattern_kernel *k, dim3 g, dim3 b, void
      * is the device's illegal address */
     if (!args || !*(void *const *)args[0]) return fake_fail(cudaErrorIllegalAddress);
     k->run(args, (unsigned long)g.x * g.y * g.z, (unsigned long)b.x * b.y * b.z);
+    return cudaSuccess;
+}
+
+/* Libraries (cudaLibraryLoadData): the image names no kernels, every table
+ * kernel is in it; an image saying "(one address)" hands out its kernels at
+ * one address, as the driver does when a library's kernel takes the memory
+ * of an unloaded library's (tests/cuda/library_kernel_rt.c). */
+struct fake_library { int one_address; };
+FAKE cudaError_t cudaLibraryLoadData(cudaLibrary_t *lib, const void *code, enum cudaJitOption *jo,
+                                     void **jv, unsigned int nj, enum cudaLibraryOption *lo,
+                                     void **lv, unsigned int nl)
+{
+    (void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
+    if (!lib || !code) return fake_fail(cudaErrorInvalidValue);
+    struct fake_library *l = calloc(1, sizeof *l);
+    if (!l) return fake_fail(cudaErrorMemoryAllocation);
+    l->one_address = strstr((const char *)code, "(one address)") != NULL;
+    *lib = (cudaLibrary_t)(void *)l;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaLibraryGetKernel(cudaKernel_t *kernel, cudaLibrary_t lib, const char *name)
+{
+    const struct fake_pattern_kernel *k = name ? fake_pattern_kernel_named(name) : NULL;
+    if (!kernel || !lib) return fake_fail(cudaErrorInvalidValue);
+    if (!k) return fake_fail(cudaErrorSymbolNotFound);
+    if (((struct fake_library *)(void *)lib)->one_address) {
+        one_address_ = *k;
+        k = &one_address_;
+    }
+    *kernel = (cudaKernel_t)(uintptr_t)k;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaLibraryUnload(cudaLibrary_t lib)
+{
+    if (!lib) return fake_fail(cudaErrorInvalidValue);
+    free((void *)lib);
     return cudaSuccess;
 }
 
