@@ -318,16 +318,13 @@ CUresult apigen_cuda_reach_params(void *buf, size_t n)
     return (CUresult)apigen_twin_translate(buf, n, reach_host, NULL);
 }
 
+/* the address as a one-word parameter buffer: reach_host decides */
 CUresult apigen_cuda_reach_dst(CUdeviceptr *p, int *host)
 {
-    *host = 0;
-    hrange r;
-    if (!apigen_twin_candidates() || !unreached_range((uint64_t)*p, &r) ||
-        apigen_dev_noted(&cuda_api, (uint64_t)*p))
-        return CUDA_SUCCESS;
     uint64_t w = (uint64_t)*p;
-    CUresult e = (CUresult)apigen_twin_translate(&w, sizeof w, reach_host, NULL);
-    if (e == CUDA_SUCCESS && w != (uint64_t)*p) *p = (CUdeviceptr)w, *host = 1;
+    CUresult e = apigen_cuda_reach_params(&w, sizeof w);
+    *host = e == CUDA_SUCCESS && w != (uint64_t)*p;
+    if (*host) *p = (CUdeviceptr)w;
     return e;
 }
 

@@ -358,11 +358,10 @@ static bool unreached_at(const void *p)
  * *p becomes its twin's address, *host true. */
 static cudaError_t reach_dst(void **p, bool *host)
 {
-    *host = false;
-    if (!apigen_twin_candidates() || !unreached_at(*p) || is_device(*p)) return cudaSuccess;
-    uint64_t w = (uint64_t)(uintptr_t)*p;
-    cudaError_t e = (cudaError_t)apigen_twin_translate(&w, sizeof w, reach_host, NULL);
-    if (e == cudaSuccess && w != (uint64_t)(uintptr_t)*p) *p = (void *)(uintptr_t)w, *host = true;
+    uint64_t w = (uint64_t)(uintptr_t)*p; /* a one-word parameter buffer: reach_host decides */
+    cudaError_t e = reach_params(&w, sizeof w);
+    *host = e == cudaSuccess && w != (uint64_t)(uintptr_t)*p;
+    if (*host) *p = (void *)(uintptr_t)w;
     return e;
 }
 
