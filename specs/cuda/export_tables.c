@@ -52,6 +52,13 @@ static const unsigned char U_REQS[16] = UUID_BYTES(0xf8, 0xcf, 0xf9, 0x51, 0x21,
                                                    0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9);
 static const unsigned char U_69A2[16] = UUID_BYTES(0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47,
                                                    0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9);
+static const unsigned char U_NAMES[16] = UUID_BYTES(0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45,
+                                                    0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca);
+static const unsigned char U_COMPILER[16] = UUID_BYTES(0xda, 0x91, 0x51, 0xd3, 0x3a, 0xe6, 0xcc,
+                                                       0x41, 0xa5, 0xc0, 0x4f, 0x26, 0xd5, 0x33,
+                                                       0xe3, 0x28);
+static const unsigned char U_FFT[16] = UUID_BYTES(0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+                                                  0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e);
 
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
@@ -77,7 +84,7 @@ static void uuid_text(const unsigned char *u, char out[37])
 /* ---- entries that are not implemented: log once, refuse ------------------ */
 
 /* One bit per (table, entry) already logged. */
-static uint64_t logged_[8][2];
+static uint64_t logged_[16][2];
 
 static CUresult not_implemented(unsigned table, const char *name, unsigned slot)
 {
@@ -93,7 +100,7 @@ static CUresult not_implemented(unsigned table, const char *name, unsigned slot)
 }
 
 /* Table numbers for the log bitmap. */
-enum { T_CUDART, T_HOOKS, T_TLS, T_CHECKS, T_INTEGRITY, T_CTXID };
+enum { T_CUDART, T_HOOKS, T_TLS, T_CHECKS, T_INTEGRITY, T_CTXID, T_NAMES, T_COMPILER, T_FFT };
 
 /* Stubs take no parameters: under the x86-64 and AArch64 C conventions a
  * caller may pass arguments a callee ignores. */
@@ -106,6 +113,9 @@ enum { T_CUDART, T_HOOKS, T_TLS, T_CHECKS, T_INTEGRITY, T_CTXID };
 #define N_CHECKS "263e8860-7cd2-6143-92f6-bbd5006dfa7e (CONTEXT_CHECKS)"
 #define N_INTEGRITY "d4082055-bde6-704b-8d34-ba123c66e1f2 (INTEGRITY_CHECK)"
 #define N_CTXID "21318c60-9714-3248-8ca6-41ff7324c8f2 (CONTEXT_IDENTITY)"
+#define N_NAMES "1734dc26-800d-4745-8726-c0f1e7dd8bca (cuBLASLt's kernel names)"
+#define N_COMPILER "da9151d3-3ae6-cc41-a5c0-4f26d533e328 (the driver's compiler)"
+#define N_FFT "6e163fbe-b958-444d-835c-e182aff1991e (asked by cuFFT)"
 
 STUB(T_CUDART, N_CUDART, 3)
 STUB(T_CUDART, N_CUDART, 4)
@@ -158,6 +168,44 @@ STUB10(T_CTXID, N_CTXID, 8)
 STUB(T_CTXID, N_CTXID, 90)
 STUB(T_CTXID, N_CTXID, 91)
 STUB(T_CTXID, N_CTXID, 92)
+
+/* Tables of which only the size is known (docs/export-tables.md, "Tables
+ * whose entries are not known"): every entry a placeholder. */
+#define STUB9(T, NAME) \
+    STUB(T, NAME, 1) STUB(T, NAME, 2) STUB(T, NAME, 3) STUB(T, NAME, 4) STUB(T, NAME, 5) \
+    STUB(T, NAME, 6) STUB(T, NAME, 7) STUB(T, NAME, 8) STUB(T, NAME, 9)
+STUB9(T_NAMES, N_NAMES)
+STUB(T_NAMES, N_NAMES, 10)
+STUB(T_NAMES, N_NAMES, 11)
+STUB(T_NAMES, N_NAMES, 12)
+STUB(T_NAMES, N_NAMES, 13)
+STUB(T_NAMES, N_NAMES, 14)
+STUB(T_NAMES, N_NAMES, 15)
+STUB(T_NAMES, N_NAMES, 16)
+STUB(T_COMPILER, N_COMPILER, 1)
+STUB(T_COMPILER, N_COMPILER, 2)
+STUB(T_COMPILER, N_COMPILER, 3)
+STUB(T_COMPILER, N_COMPILER, 4)
+STUB(T_COMPILER, N_COMPILER, 5)
+STUB(T_COMPILER, N_COMPILER, 6)
+STUB9(T_FFT, N_FFT)
+STUB10(T_FFT, N_FFT, 1)
+STUB10(T_FFT, N_FFT, 2)
+STUB10(T_FFT, N_FFT, 3)
+STUB10(T_FFT, N_FFT, 4)
+STUB10(T_FFT, N_FFT, 5)
+STUB10(T_FFT, N_FFT, 6)
+STUB10(T_FFT, N_FFT, 7)
+STUB10(T_FFT, N_FFT, 8)
+STUB(T_FFT, N_FFT, 90)
+STUB(T_FFT, N_FFT, 91)
+STUB(T_FFT, N_FFT, 92)
+STUB(T_FFT, N_FFT, 93)
+STUB(T_FFT, N_FFT, 94)
+STUB(T_FFT, N_FFT, 95)
+STUB(T_FFT, N_FFT, 96)
+STUB(T_FFT, N_FFT, 97)
+STUB(T_FFT, N_FFT, 98)
 
 #define FN(f) ((const void *)&(f))
 #define SIZE(words) ((const void *)(uintptr_t)((words) * sizeof(void *)))
@@ -755,6 +803,148 @@ static const void *const ctxid_table_[93] = {
     FN(stub_T_CTXID_92),
 };
 
+/* ---- tables whose entries are not known ------------------------------------ */
+
+/* NVIDIA's libraries ask for these in driver mode (2026-11-29 traces of the
+ * real driver, docs/export-tables.md). Their entries act inside the real
+ * driver (cuBLASLt's kernel names are decrypted there; the compiler table is
+ * the driver's own NVVM/ptxas, called with guest-side callbacks and buffers),
+ * and what their arguments mean is not known well enough to forward them:
+ * the table is given, at the real driver's size, so a caller that uses it
+ * without checking cuGetExportTable's status meets an error code instead of
+ * a NULL table, and every entry refuses (logged once by name). */
+static const void *const names_table_[17] = {
+    SIZE(17),
+    FN(stub_T_NAMES_1),
+    FN(stub_T_NAMES_2),
+    FN(stub_T_NAMES_3),
+    FN(stub_T_NAMES_4),
+    FN(stub_T_NAMES_5),
+    FN(stub_T_NAMES_6),
+    FN(stub_T_NAMES_7),
+    FN(stub_T_NAMES_8),
+    FN(stub_T_NAMES_9),
+    FN(stub_T_NAMES_10),
+    FN(stub_T_NAMES_11),
+    FN(stub_T_NAMES_12),
+    FN(stub_T_NAMES_13),
+    FN(stub_T_NAMES_14),
+    FN(stub_T_NAMES_15),
+    FN(stub_T_NAMES_16),
+};
+
+static const void *const compiler_table_[7] = {
+    SIZE(7),
+    FN(stub_T_COMPILER_1),
+    FN(stub_T_COMPILER_2),
+    FN(stub_T_COMPILER_3),
+    FN(stub_T_COMPILER_4),
+    FN(stub_T_COMPILER_5),
+    FN(stub_T_COMPILER_6),
+};
+
+static const void *const fft_table_[99] = {
+    SIZE(99),
+    FN(stub_T_FFT_1),
+    FN(stub_T_FFT_2),
+    FN(stub_T_FFT_3),
+    FN(stub_T_FFT_4),
+    FN(stub_T_FFT_5),
+    FN(stub_T_FFT_6),
+    FN(stub_T_FFT_7),
+    FN(stub_T_FFT_8),
+    FN(stub_T_FFT_9),
+    FN(stub_T_FFT_10),
+    FN(stub_T_FFT_11),
+    FN(stub_T_FFT_12),
+    FN(stub_T_FFT_13),
+    FN(stub_T_FFT_14),
+    FN(stub_T_FFT_15),
+    FN(stub_T_FFT_16),
+    FN(stub_T_FFT_17),
+    FN(stub_T_FFT_18),
+    FN(stub_T_FFT_19),
+    FN(stub_T_FFT_20),
+    FN(stub_T_FFT_21),
+    FN(stub_T_FFT_22),
+    FN(stub_T_FFT_23),
+    FN(stub_T_FFT_24),
+    FN(stub_T_FFT_25),
+    FN(stub_T_FFT_26),
+    FN(stub_T_FFT_27),
+    FN(stub_T_FFT_28),
+    FN(stub_T_FFT_29),
+    FN(stub_T_FFT_30),
+    FN(stub_T_FFT_31),
+    FN(stub_T_FFT_32),
+    FN(stub_T_FFT_33),
+    FN(stub_T_FFT_34),
+    FN(stub_T_FFT_35),
+    FN(stub_T_FFT_36),
+    FN(stub_T_FFT_37),
+    FN(stub_T_FFT_38),
+    FN(stub_T_FFT_39),
+    FN(stub_T_FFT_40),
+    FN(stub_T_FFT_41),
+    FN(stub_T_FFT_42),
+    FN(stub_T_FFT_43),
+    FN(stub_T_FFT_44),
+    FN(stub_T_FFT_45),
+    FN(stub_T_FFT_46),
+    FN(stub_T_FFT_47),
+    FN(stub_T_FFT_48),
+    FN(stub_T_FFT_49),
+    FN(stub_T_FFT_50),
+    FN(stub_T_FFT_51),
+    FN(stub_T_FFT_52),
+    FN(stub_T_FFT_53),
+    FN(stub_T_FFT_54),
+    FN(stub_T_FFT_55),
+    FN(stub_T_FFT_56),
+    FN(stub_T_FFT_57),
+    FN(stub_T_FFT_58),
+    FN(stub_T_FFT_59),
+    FN(stub_T_FFT_60),
+    FN(stub_T_FFT_61),
+    FN(stub_T_FFT_62),
+    FN(stub_T_FFT_63),
+    FN(stub_T_FFT_64),
+    FN(stub_T_FFT_65),
+    FN(stub_T_FFT_66),
+    FN(stub_T_FFT_67),
+    FN(stub_T_FFT_68),
+    FN(stub_T_FFT_69),
+    FN(stub_T_FFT_70),
+    FN(stub_T_FFT_71),
+    FN(stub_T_FFT_72),
+    FN(stub_T_FFT_73),
+    FN(stub_T_FFT_74),
+    FN(stub_T_FFT_75),
+    FN(stub_T_FFT_76),
+    FN(stub_T_FFT_77),
+    FN(stub_T_FFT_78),
+    FN(stub_T_FFT_79),
+    FN(stub_T_FFT_80),
+    FN(stub_T_FFT_81),
+    FN(stub_T_FFT_82),
+    FN(stub_T_FFT_83),
+    FN(stub_T_FFT_84),
+    FN(stub_T_FFT_85),
+    FN(stub_T_FFT_86),
+    FN(stub_T_FFT_87),
+    FN(stub_T_FFT_88),
+    FN(stub_T_FFT_89),
+    FN(stub_T_FFT_90),
+    FN(stub_T_FFT_91),
+    FN(stub_T_FFT_92),
+    FN(stub_T_FFT_93),
+    FN(stub_T_FFT_94),
+    FN(stub_T_FFT_95),
+    FN(stub_T_FFT_96),
+    FN(stub_T_FFT_97),
+    FN(stub_T_FFT_98),
+};
+
 /* ---- the lookup ------------------------------------------------------------- */
 
 static const struct {
@@ -763,7 +953,8 @@ static const struct {
 } tables_[] = {
     {U_CUDART, cudart_table_}, {U_HOOKS, hooks_table_},         {U_TLS, tls_table_},
     {U_CLS, cls_table_},       {U_CHECKS, checks_table_},       {U_INTEGRITY, integrity_table_},
-    {U_CTXID, ctxid_table_},
+    {U_CTXID, ctxid_table_},   {U_NAMES, names_table_},         {U_COMPILER, compiler_table_},
+    {U_FFT, fft_table_},
 };
 
 /* UUIDs already logged, so a caller that asks in a loop logs once. */
