@@ -11,6 +11,8 @@
 # the driver) preloaded (PyTorch finds its wheel's libraries by path; the
 # preloaded sonames win), one apigen-server-cuda-family; a library call is
 # one message.
+# FAMILY=0: driver mode against apigen-server-cuda (the driver alone; NVML
+# is then refused) instead of the family server.
 # Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable
 # cuda_graph pinned"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
@@ -33,7 +35,12 @@ steps=${STEPS:-200}
 casedir=${CASEDIR:-$root/tests/gpu/torch}
 tmo=${TIMEOUT:-900}
 mkdir -p "$OUT"
-server=$build/examples/cuda/apigen-server-cuda
+# the family server where it was built (driver, runtime, NVML and the
+# libraries: what a GPU machine would serve); driver mode's guest reaches only
+# its driver and NVML
+server=$build/examples/cuda/apigen-server-cuda-family
+[ -x "$server" ] && [ "${LIBRARIES:-0}" != 1 ] && [ "${FAMILY:-1}" = 0 ] && server=$build/examples/cuda/apigen-server-cuda
+[ -x "$server" ] || server=$build/examples/cuda/apigen-server-cuda
 preload=
 if [ "${LIBRARIES:-0}" = 1 ]; then
     server=$build/examples/cuda/apigen-server-cuda-family
@@ -61,12 +68,13 @@ i=0; while [ ! -S "$tmp/cuda.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1
 url() { case $1 in unix) echo "unix://$tmp/cuda.sock" ;; tcp) echo "tcp://127.0.0.1:$port" ;; shm) echo "shm://apigen-tc-$$" ;; esac; }
 secs() { sed -n 's/^seconds //p' "$1" | tail -1; }
 # a forwarded run's own report of what it held (cases that give one): every
-# mapped libcuda/libnvidia file is apigen's stub, no /dev/nvidia* was open
-own=$(readlink -f "$libdir/libcuda.so.1")
+# mapped libcuda/libnvidia file is one of apigen's stubs (libcuda.so.1,
+# libnvidia-ml.so.1 in $libdir), no /dev/nvidia* was open
+own=$(cd "$libdir" && pwd -P)
 forwarded() {
     grep -q '^guest-maps:' "$1" || return 0
     for m in $(sed -n 's/^guest-maps: //p' "$1" | tail -1); do
-        [ "$m" = none ] || [ "$m" = "$own" ] || [ "$m" = "$(readlink -f "$libdir/libapigen-guest.so.2")" ] || return 1
+        [ "$m" = none ] || [ "$(dirname "$m")" = "$own" ] || return 1
     done
     [ "$(sed -n 's/^guest-devs: //p' "$1" | tail -1)" = none ]
 }
