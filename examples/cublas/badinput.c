@@ -22,6 +22,7 @@ int main(void)
     float alpha = 1.0f, beta = 0.0f, host[4] = {1, 2, 3, 4}, res = 0;
     int version = 0;
     cublasPointerMode_t pm;
+    cublasMath_t math;
     cublasHandle_t forged = (cublasHandle_t)(uintptr_t)0x5eed1234;
     ok &= failed_cleanly("forged handle: cublasSgemm_v2",
                          cublasSgemm_v2(forged, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &alpha,
@@ -35,7 +36,7 @@ int main(void)
     ok &= failed_cleanly("forged handle: cublasSdot_v2",
                          cublasSdot_v2(forged, 4, (const float *)(uintptr_t)0x1000, 1,
                                        (const float *)(uintptr_t)0x1000, 1, &res));
-    ok &= failed_cleanly("forged handle: cublasGetVersion_v2", cublasGetVersion_v2(forged, &version));
+    ok &= failed_cleanly("forged handle: cublasGetMathMode", cublasGetMathMode(forged, &math));
     ok &= failed_cleanly("forged handle: cublasDestroy_v2", cublasDestroy_v2(forged));
     ok &= failed_cleanly("NULL handle: cublasSgemm_v2",
                          cublasSgemm_v2(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &alpha, NULL, 2,

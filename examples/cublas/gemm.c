@@ -37,6 +37,11 @@ int main(void)
     int version = 0;
     CK(cublasGetVersion_v2(h, &version));
     printf("cuBLAS version: %s\n", version > 0 ? "known" : "unknown");
+    /* the version needs no handle: cublasGetVersion(nullptr, &v) is a common
+       idiom (cublas_v2.h maps it to cublasGetVersion_v2) */
+    int v0 = -1;
+    CK(cublasGetVersion_v2(NULL, &v0));
+    printf("without a handle: %s\n", v0 == version ? "the same version" : "ANOTHER VERSION");
 
     float A[M * K], B[K * N], C0[M * N], C[M * N], want[M * N];
     for (int i = 0; i < M * K; i++) A[i] = (float)(i % 5) - 1.5f;

@@ -23336,37 +23336,6 @@ static void h_cublasGetVersion(apigen_call_ctx *cx)
     }
 }
 
-static void h_cublasGetVersion_v2(apigen_call_ctx *cx)
-{
-    cublasHandle_t handle = {0};
-    int *version = {0};
-    cublasStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint8_t p_version = 0;
-    uint64_t n_version = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cublasHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_version)) { apigen_reject(cx, APIGEN_BAD_ARGS, "version"); return; }
-    if (p_version) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_version)) { apigen_reject(cx, APIGEN_TOO_LARGE, "version"); return; }
-        version = apigen_scratch(cx, n_version, 1);
-        if (version == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cublasGetVersion_v2(handle, version);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_version) { /* version */
-        k_ = ok_ ? n_version : 0;
-        if (!apigen_put_bytes_ref(cx->wr, version, k_)) return;
-    }
-}
-
 static void h_cublasHSHgemvBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
@@ -47785,7 +47754,7 @@ static void h_cublasZtrttp(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[694] = {
+static const char *const call_names_[693] = {
     [CUBLAS_CALL_apigenCublasStatusText] = "apigenCublasStatusText",
     [CUBLAS_CALL_cublasAlloc] = "cublasAlloc",
     [CUBLAS_CALL_cublasAsumEx] = "cublasAsumEx",
@@ -48118,7 +48087,6 @@ static const char *const call_names_[694] = {
     [CUBLAS_CALL_cublasGetVectorAsync_64] = "cublasGetVectorAsync_64",
     [CUBLAS_CALL_cublasGetVector_64] = "cublasGetVector_64",
     [CUBLAS_CALL_cublasGetVersion] = "cublasGetVersion",
-    [CUBLAS_CALL_cublasGetVersion_v2] = "cublasGetVersion_v2",
     [CUBLAS_CALL_cublasHSHgemvBatched] = "cublasHSHgemvBatched",
     [CUBLAS_CALL_cublasHSHgemvBatched_64] = "cublasHSHgemvBatched_64",
     [CUBLAS_CALL_cublasHSHgemvStridedBatched] = "cublasHSHgemvStridedBatched",
@@ -48480,7 +48448,7 @@ static const char *const call_names_[694] = {
     [CUBLAS_CALL_cublasZtrsv_v2_64] = "cublasZtrsv_v2_64",
     [CUBLAS_CALL_cublasZtrttp] = "cublasZtrttp",
 };
-static const apigen_handler_fn handlers_[694] = {
+static const apigen_handler_fn handlers_[693] = {
     [CUBLAS_CALL_apigenCublasStatusText] = h_apigenCublasStatusText,
     [CUBLAS_CALL_cublasAlloc] = h_cublasAlloc,
     [CUBLAS_CALL_cublasAsumEx] = h_cublasAsumEx,
@@ -48813,7 +48781,6 @@ static const apigen_handler_fn handlers_[694] = {
     [CUBLAS_CALL_cublasGetVectorAsync_64] = h_cublasGetVectorAsync_64,
     [CUBLAS_CALL_cublasGetVector_64] = h_cublasGetVector_64,
     [CUBLAS_CALL_cublasGetVersion] = h_cublasGetVersion,
-    [CUBLAS_CALL_cublasGetVersion_v2] = h_cublasGetVersion_v2,
     [CUBLAS_CALL_cublasHSHgemvBatched] = h_cublasHSHgemvBatched,
     [CUBLAS_CALL_cublasHSHgemvBatched_64] = h_cublasHSHgemvBatched_64,
     [CUBLAS_CALL_cublasHSHgemvStridedBatched] = h_cublasHSHgemvStridedBatched,

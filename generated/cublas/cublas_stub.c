@@ -27873,58 +27873,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *version)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cublasStatus_t ret_ = {0};
-    uint64_t n_version = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cublas_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (!apigen_call_begin_on(&cublas_api, &call_, CUBLAS_CALL_cublasGetVersion_v2, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (version != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_version)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, version != NULL)) goto nomem; /* version */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cublasStatus_t)v_;
-    }
-    if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
-    if (call_.has_deferred && (ret_ == CUBLAS_STATUS_SUCCESS || ret_ == (cublasStatus_t)call_.deferred_error)) {
-        ret_ = (cublasStatus_t)call_.deferred_error;
-        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cublasStatus_t)cublas_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cublasGetVersion_v2(handle=%#llx, version=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)(uintptr_t)version, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const float *alpha, const __half *const Aarray[], int lda, const __half *const xarray[], int incx, const float *beta, __half *const yarray[], int incy, int batchCount)
 {
     apigen_call call_;
@@ -58177,7 +58125,7 @@ APIGEN_EXPORT cublasStatus_t cublasSetEnvironmentMode(void)
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-static const char *const call_names_[694] = {
+static const char *const call_names_[693] = {
     [CUBLAS_CALL_apigenCublasStatusText] = "apigenCublasStatusText",
     [CUBLAS_CALL_cublasAlloc] = "cublasAlloc",
     [CUBLAS_CALL_cublasAsumEx] = "cublasAsumEx",
@@ -58510,7 +58458,6 @@ static const char *const call_names_[694] = {
     [CUBLAS_CALL_cublasGetVectorAsync_64] = "cublasGetVectorAsync_64",
     [CUBLAS_CALL_cublasGetVector_64] = "cublasGetVector_64",
     [CUBLAS_CALL_cublasGetVersion] = "cublasGetVersion",
-    [CUBLAS_CALL_cublasGetVersion_v2] = "cublasGetVersion_v2",
     [CUBLAS_CALL_cublasHSHgemvBatched] = "cublasHSHgemvBatched",
     [CUBLAS_CALL_cublasHSHgemvBatched_64] = "cublasHSHgemvBatched_64",
     [CUBLAS_CALL_cublasHSHgemvStridedBatched] = "cublasHSHgemvStridedBatched",

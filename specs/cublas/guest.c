@@ -4,7 +4,10 @@
  * never frees: the stub asks the server's library once per status value
  * (apigenCublasStatusText) and keeps the answer for the life of the process,
  * so the text is exactly cuBLAS's. Without a server it says so instead of
- * inventing cuBLAS's wording. */
+ * inventing cuBLAS's wording.
+ *
+ * cublasGetVersion_v2 is answered without its handle, which cuBLAS does
+ * not look at either (a NULL handle is the common idiom). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,4 +58,15 @@ APIGEN_EXPORT const char *cublasGetStatusName(cublasStatus_t status)
 APIGEN_EXPORT const char *cublasGetStatusString(cublasStatus_t status)
 {
     return status_text(status, 1);
+}
+
+/* The library's version does not depend on a handle: cuBLAS answers
+ * cublasGetVersion_v2(NULL, &v), which programs use to print or key on the
+ * version before they make one. The handle-less cublasGetVersion gives the
+ * same number (CUBLAS_VERSION of the server's library). */
+APIGEN_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *version)
+{
+    (void)handle;
+    if (!version) return CUBLAS_STATUS_INVALID_VALUE;
+    return cublasGetVersion(version);
 }

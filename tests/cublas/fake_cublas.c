@@ -53,12 +53,19 @@ EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t h)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *version)
+/* As cuBLAS: the version needs no handle (cublasGetVersion_v2(NULL, &v)
+ * succeeds, H200 2026-11-29), and the legacy form gives the same number. */
+EXPORT cublasStatus_t cublasGetVersion(int *version)
 {
-    if (!valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!version) return CUBLAS_STATUS_INVALID_VALUE;
     *version = 130000;
     return CUBLAS_STATUS_SUCCESS;
+}
+
+EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t h, int *version)
+{
+    (void)h;
+    return cublasGetVersion(version);
 }
 
 EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t mode)
