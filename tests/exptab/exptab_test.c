@@ -390,15 +390,15 @@ static void test_unimplemented_entry(void)
        it names in the clear): every entry refuses, each logged by name */
     static const struct {
         const char *uuid, *text;
-        unsigned words;
     } sized[] = {
-        {"1734dc26800d47458726c0f1e7dd8bca", "1734dc26-800d-4745-8726-c0f1e7dd8bca", 17},
-        {"da9151d33ae6cc41a5c04f26d533e328", "da9151d3-3ae6-cc41-a5c0-4f26d533e328", 7},
-        {"6e163fbeb958444d835ce182aff1991e", "6e163fbe-b958-444d-835c-e182aff1991e", 99},
+        {"1734dc26800d47458726c0f1e7dd8bca", "1734dc26-800d-4745-8726-c0f1e7dd8bca"},
+        {"da9151d33ae6cc41a5c04f26d533e328", "da9151d3-3ae6-cc41-a5c0-4f26d533e328"},
+        {"6e163fbeb958444d835ce182aff1991e", "6e163fbe-b958-444d-835c-e182aff1991e"},
     };
     for (size_t i = 0; i < sizeof sized / sizeof sized[0]; i++) {
         const void *const *st = table(sized[i].uuid);
-        for (unsigned w = 1; w < sized[i].words; w++) {
+        /* every entry the size word announces (test_table_shapes checks the sizes) */
+        for (unsigned w = 1; w < (uintptr_t)st[0] / sizeof(void *); w++) {
             int n = nlog_;
             char slot[16];
             snprintf(slot, sizeof slot, "[%u]", w);

@@ -39,11 +39,11 @@ mkdir -p "$OUT"
 # libraries: what a GPU machine would serve); driver mode's guest reaches only
 # its driver and NVML
 server=$build/examples/cuda/apigen-server-cuda-family
-[ -x "$server" ] && [ "${LIBRARIES:-0}" != 1 ] && [ "${FAMILY:-1}" = 0 ] && server=$build/examples/cuda/apigen-server-cuda
-[ -x "$server" ] || server=$build/examples/cuda/apigen-server-cuda
+if [ "${LIBRARIES:-0}" != 1 ] && { [ "${FAMILY:-1}" = 0 ] || [ ! -x "$server" ]; }; then
+    server=$build/examples/cuda/apigen-server-cuda
+fi
 preload=
 if [ "${LIBRARIES:-0}" = 1 ]; then
-    server=$build/examples/cuda/apigen-server-cuda-family
     for l in libcuda.so.1 libcudart.so.13 libcublasLt.so.13 libcublas.so.13 libcufft.so.12 libcurand.so.10 \
              libcusparse.so.12 libcusolver.so.12 libnvrtc.so.13 libnvJitLink.so.13 libcudnn_graph.so.9 \
              libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9 libcudnn_engines_precompiled.so.9 \
