@@ -632,6 +632,17 @@ void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server
  * functions that translate values per server); -1 outside a call. */
 int apigen_building_server(void);
 
+/* Shareable handles: descriptors a library exports for other processes
+ * (runtime/shareable_guest.c, shareable_host.c). The server keeps its
+ * descriptor and gives a token; the guest wraps the token in a sealed memfd
+ * of its own, which the program passes on as it would the library's.
+ * apigen_shareable_fd: that memfd (-1: none could be made);
+ * apigen_shareable_token: the token read back from a descriptor the
+ * program hands in (false: not one of apigen's). */
+#define APIGEN_SHAREABLE_TOKEN 32
+int apigen_shareable_fd(const unsigned char token[APIGEN_SHAREABLE_TOKEN]);
+bool apigen_shareable_token(int fd, unsigned char token[APIGEN_SHAREABLE_TOKEN]);
+
 /* Async calls: an async call is queued only when the guest can vouch for its
  * arguments, else it runs synchronously so that its error (the server's
  * rejection) comes back at the call itself, as natively. vouch_id: id is NULL
@@ -892,6 +903,13 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
 /* For callbacks: id of a real handle in a session, 0 if unknown. */
 uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_type *ht,
                                   void *real);
+
+/* Shareable handles on the server (runtime/shareable_host.c): export takes
+ * the descriptor the real library exported (kept until the session ends)
+ * and writes its token; import gives a new descriptor for a token any
+ * session of this server exported (the caller closes it), -1 if none. */
+bool apigen_shareable_export(apigen_call_ctx *cx, int fd, unsigned char token[APIGEN_SHAREABLE_TOKEN]);
+int apigen_shareable_import(apigen_call_ctx *cx, const unsigned char token[APIGEN_SHAREABLE_TOKEN]);
 
 /* Device address ranges (SECURITY.md S4), for specs with `types.device`.
  * Every device parameter is checked: NULL passes (the real library reports

@@ -50,7 +50,11 @@ CUresult cuda_host_library_get_managed(apigen_call_ctx *cx, CUdeviceptr *dptr, s
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
 CUresult cuda_host_mem_alloc(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t bytesize); /* hand-written, in the spec's sources: wraps cuMemAlloc_v2 */
+CUresult cuda_host_export_shareable(apigen_call_ctx *cx, void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags); /* hand-written, in the spec's sources: wraps cuMemExportToShareableHandle */
 CUresult cuda_host_get_device_pointer(apigen_call_ctx *cx, CUdeviceptr *pdptr, void *p, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuMemHostGetDevicePointer_v2 */
+CUresult cuda_host_import_shareable(apigen_call_ctx *cx, CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType); /* hand-written, in the spec's sources: wraps cuMemImportFromShareableHandle */
+CUresult cuda_host_pool_export_shareable(apigen_call_ctx *cx, void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags); /* hand-written, in the spec's sources: wraps cuMemPoolExportToShareableHandle */
+CUresult cuda_host_pool_import_shareable(apigen_call_ctx *cx, CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags); /* hand-written, in the spec's sources: wraps cuMemPoolImportFromShareableHandle */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2 */
 CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2_ptsz */
@@ -9864,6 +9868,43 @@ static void h_cuMemDiscardBatchAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cuMemExportToShareableHandle(apigen_call_ctx *cx)
+{
+    void *shareableHandle = {0};
+    CUmemGenericAllocationHandle handle = {0};
+    CUmemAllocationHandleType handleType = {0};
+    unsigned long long flags = {0};
+    CUresult ret_;
+    uint64_t v_handle;
+    uint32_t v_handleType;
+    uint64_t v_flags;
+    uint8_t p_shareableHandle = 0;
+    uint64_t n_shareableHandle = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+    handle = (CUmemGenericAllocationHandle)v_handle;
+    if (!apigen_get_u32(cx->rd, &v_handleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handleType"); return; }
+    handleType = (CUmemAllocationHandleType)v_handleType;
+    if (!apigen_get_u64(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned long long)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_shareableHandle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "shareableHandle"); return; }
+    if (p_shareableHandle) {
+        n_shareableHandle = (uint64_t)(64);
+        shareableHandle = apigen_scratch(cx, n_shareableHandle, 1);
+        if (shareableHandle == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_export_shareable(cx, shareableHandle, handle, handleType, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_shareableHandle) { /* shareableHandle */
+        k_ = ok_ ? n_shareableHandle : 0;
+        if (!apigen_put_bytes_ref(cx->wr, shareableHandle, k_)) return;
+    }
+}
+
 static void h_cuMemFree(apigen_call_ctx *cx)
 {
     CUdeviceptr_v1 dptr = {0};
@@ -10326,6 +10367,45 @@ static void h_cuMemHostGetDevicePointer_v2(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuMemImportFromShareableHandle(apigen_call_ctx *cx)
+{
+    CUmemGenericAllocationHandle *handle = {0};
+    void *osHandle = {0};
+    CUmemAllocationHandleType shHandleType = {0};
+    CUresult ret_;
+    uint32_t v_shHandleType;
+    uint8_t p_handle = 0;
+    uint64_t n_handle = 0;
+    const void *b_osHandle = NULL;
+    uint64_t l_osHandle = 0;
+    uint64_t n_osHandle = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_shHandleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "shHandleType"); return; }
+    shHandleType = (CUmemAllocationHandleType)v_shHandleType;
+    if (!apigen_get_u8(cx->rd, &p_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+    if (p_handle) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemGenericAllocationHandle), &n_handle)) { apigen_reject(cx, APIGEN_TOO_LARGE, "handle"); return; }
+        handle = apigen_scratch(cx, n_handle, 1);
+        if (handle == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_osHandle, &l_osHandle, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "osHandle"); return; }
+    if (b_osHandle != NULL) {
+        n_osHandle = (uint64_t)(64);
+        if (l_osHandle != n_osHandle) { apigen_reject(cx, APIGEN_BAD_ARGS, "osHandle"); return; }
+        osHandle = (void *)b_osHandle;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_import_shareable(cx, handle, osHandle, shHandleType);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_handle) { /* handle */
+        k_ = ok_ ? n_handle : 0;
+        if (!apigen_put_bytes_ref(cx->wr, handle, k_)) return;
+    }
+}
+
 static void h_cuMemMap(apigen_call_ctx *cx)
 {
     CUdeviceptr ptr = {0};
@@ -10439,6 +10519,45 @@ static void h_cuMemPoolExportPointer(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuMemPoolExportToShareableHandle(apigen_call_ctx *cx)
+{
+    void *handle_out = {0};
+    CUmemoryPool pool = {0};
+    CUmemAllocationHandleType handleType = {0};
+    unsigned long long flags = {0};
+    CUresult ret_;
+    uint64_t v_pool;
+    void *r_;
+    uint32_t v_handleType;
+    uint64_t v_flags;
+    uint8_t p_handle_out = 0;
+    uint64_t n_handle_out = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_pool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pool"); return; }
+    if (!apigen_handle_get(cx, &ht_CUmemoryPool, v_pool, &r_)) return; /* pool */
+    pool = (CUmemoryPool)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_handleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handleType"); return; }
+    handleType = (CUmemAllocationHandleType)v_handleType;
+    if (!apigen_get_u64(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned long long)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_handle_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle_out"); return; }
+    if (p_handle_out) {
+        n_handle_out = (uint64_t)(64);
+        handle_out = apigen_scratch(cx, n_handle_out, 1);
+        if (handle_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_pool_export_shareable(cx, handle_out, pool, handleType, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_handle_out) { /* handle_out */
+        k_ = ok_ ? n_handle_out : 0;
+        if (!apigen_put_bytes_ref(cx->wr, handle_out, k_)) return;
+    }
+}
+
 static void h_cuMemPoolGetAccess(apigen_call_ctx *cx)
 {
     CUmemAccess_flags *flags = {0};
@@ -10512,6 +10631,52 @@ static void h_cuMemPoolGetAttribute(apigen_call_ctx *cx)
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
         if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
+    }
+}
+
+static void h_cuMemPoolImportFromShareableHandle(apigen_call_ctx *cx)
+{
+    CUmemoryPool *pool_out = {0};
+    void *handle = {0};
+    CUmemAllocationHandleType handleType = {0};
+    unsigned long long flags = {0};
+    CUresult ret_;
+    uint32_t v_handleType;
+    uint64_t v_flags;
+    uint8_t p_pool_out = 0;
+    uint64_t n_pool_out = 0;
+    const void *b_handle = NULL;
+    uint64_t l_handle = 0;
+    uint64_t n_handle = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_handleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handleType"); return; }
+    handleType = (CUmemAllocationHandleType)v_handleType;
+    if (!apigen_get_u64(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned long long)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_pool_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pool_out"); return; }
+    if (p_pool_out) {
+        n_pool_out = (uint64_t)(1);
+        pool_out = apigen_scratch(cx, n_pool_out, sizeof(CUmemoryPool));
+        if (pool_out == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_handle, &l_handle, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+    if (b_handle != NULL) {
+        n_handle = (uint64_t)(64);
+        if (l_handle != n_handle) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+        handle = (void *)b_handle;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_pool_import_shareable(cx, pool_out, handle, handleType, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pool_out) { /* pool_out */
+        k_ = ok_ ? n_pool_out : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pool_out[i_] != 0 ? apigen_handle_put(cx, &ht_CUmemoryPool, (void *)(uintptr_t)pool_out[i_]) : 0)) return;
     }
 }
 
@@ -18286,7 +18451,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[524] = {
+static const char *const call_names_[528] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18548,6 +18713,7 @@ static const char *const call_names_[524] = {
     [CUDA_CALL_cuMemDiscardAndPrefetchBatchAsync_ptsz] = "cuMemDiscardAndPrefetchBatchAsync_ptsz",
     [CUDA_CALL_cuMemDiscardBatchAsync] = "cuMemDiscardBatchAsync",
     [CUDA_CALL_cuMemDiscardBatchAsync_ptsz] = "cuMemDiscardBatchAsync_ptsz",
+    [CUDA_CALL_cuMemExportToShareableHandle] = "cuMemExportToShareableHandle",
     [CUDA_CALL_cuMemFree] = "cuMemFree",
     [CUDA_CALL_cuMemFreeAsync] = "cuMemFreeAsync",
     [CUDA_CALL_cuMemFreeAsync_ptsz] = "cuMemFreeAsync_ptsz",
@@ -18562,12 +18728,15 @@ static const char *const call_names_[524] = {
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
     [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
+    [CUDA_CALL_cuMemImportFromShareableHandle] = "cuMemImportFromShareableHandle",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",
     [CUDA_CALL_cuMemPoolExportPointer] = "cuMemPoolExportPointer",
+    [CUDA_CALL_cuMemPoolExportToShareableHandle] = "cuMemPoolExportToShareableHandle",
     [CUDA_CALL_cuMemPoolGetAccess] = "cuMemPoolGetAccess",
     [CUDA_CALL_cuMemPoolGetAttribute] = "cuMemPoolGetAttribute",
+    [CUDA_CALL_cuMemPoolImportFromShareableHandle] = "cuMemPoolImportFromShareableHandle",
     [CUDA_CALL_cuMemPoolImportPointer] = "cuMemPoolImportPointer",
     [CUDA_CALL_cuMemPoolSetAccess] = "cuMemPoolSetAccess",
     [CUDA_CALL_cuMemPoolSetAttribute] = "cuMemPoolSetAttribute",
@@ -18811,7 +18980,7 @@ static const char *const call_names_[524] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[524] = {
+static const apigen_handler_fn handlers_[528] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -19073,6 +19242,7 @@ static const apigen_handler_fn handlers_[524] = {
     [CUDA_CALL_cuMemDiscardAndPrefetchBatchAsync_ptsz] = h_cuMemDiscardAndPrefetchBatchAsync_ptsz,
     [CUDA_CALL_cuMemDiscardBatchAsync] = h_cuMemDiscardBatchAsync,
     [CUDA_CALL_cuMemDiscardBatchAsync_ptsz] = h_cuMemDiscardBatchAsync_ptsz,
+    [CUDA_CALL_cuMemExportToShareableHandle] = h_cuMemExportToShareableHandle,
     [CUDA_CALL_cuMemFree] = h_cuMemFree,
     [CUDA_CALL_cuMemFreeAsync] = h_cuMemFreeAsync,
     [CUDA_CALL_cuMemFreeAsync_ptsz] = h_cuMemFreeAsync_ptsz,
@@ -19087,12 +19257,15 @@ static const apigen_handler_fn handlers_[524] = {
     [CUDA_CALL_cuMemGetInfo_v2] = h_cuMemGetInfo_v2,
     [CUDA_CALL_cuMemGetMemPool] = h_cuMemGetMemPool,
     [CUDA_CALL_cuMemHostGetDevicePointer_v2] = h_cuMemHostGetDevicePointer_v2,
+    [CUDA_CALL_cuMemImportFromShareableHandle] = h_cuMemImportFromShareableHandle,
     [CUDA_CALL_cuMemMap] = h_cuMemMap,
     [CUDA_CALL_cuMemPoolCreate] = h_cuMemPoolCreate,
     [CUDA_CALL_cuMemPoolDestroy] = h_cuMemPoolDestroy,
     [CUDA_CALL_cuMemPoolExportPointer] = h_cuMemPoolExportPointer,
+    [CUDA_CALL_cuMemPoolExportToShareableHandle] = h_cuMemPoolExportToShareableHandle,
     [CUDA_CALL_cuMemPoolGetAccess] = h_cuMemPoolGetAccess,
     [CUDA_CALL_cuMemPoolGetAttribute] = h_cuMemPoolGetAttribute,
+    [CUDA_CALL_cuMemPoolImportFromShareableHandle] = h_cuMemPoolImportFromShareableHandle,
     [CUDA_CALL_cuMemPoolImportPointer] = h_cuMemPoolImportPointer,
     [CUDA_CALL_cuMemPoolSetAccess] = h_cuMemPoolSetAccess,
     [CUDA_CALL_cuMemPoolSetAttribute] = h_cuMemPoolSetAttribute,
@@ -19336,7 +19509,7 @@ static const apigen_handler_fn handlers_[524] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[524] = {
+static const uint8_t stream_in_calls_[528] = {
     [CUDA_CALL_cuMemcpyHtoDAsync_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,

@@ -15109,16 +15109,54 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+/* The forwarder of cuMemExportToShareableHandle: the spec's hand-written guest code exports cuMemExportToShareableHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)shareableHandle;
-    (void)handle;
-    (void)handleType;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemExportToShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_shareableHandle = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemExportToShareableHandle))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)handle)) goto nomem; /* handle */
+    if (!apigen_put_u32(call_.wr, (uint32_t)handleType)) goto nomem; /* handleType */
+    if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
+    if (shareableHandle != NULL) {
+        n_shareableHandle = (uint64_t)(64);
+    }
+    if (!apigen_put_u8(call_.wr, shareableHandle != NULL)) goto nomem; /* shareableHandle */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (shareableHandle != NULL && !apigen_get_into(&call_.rd, shareableHandle, n_shareableHandle, NULL)) goto bad; /* shareableHandle */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemExportToShareableHandle(shareableHandle=%#llx, handle=%llu, handleType=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)shareableHandle, (unsigned long long)handle, (unsigned long long)handleType, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
@@ -15894,15 +15932,60 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
+/* The forwarder of cuMemImportFromShareableHandle: the spec's hand-written guest code exports cuMemImportFromShareableHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)handle;
-    (void)osHandle;
-    (void)shHandleType;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemImportFromShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_handle = 0;
+    uint64_t n_osHandle = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemImportFromShareableHandle))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)shHandleType)) goto nomem; /* shHandleType */
+    if (handle != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemGenericAllocationHandle), &n_handle)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, handle != NULL)) goto nomem; /* handle */
+    if (osHandle != NULL) {
+        n_osHandle = (uint64_t)(64);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, osHandle, n_osHandle)) goto nomem; /* osHandle */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemImportFromShareableHandle(handle=%#llx, osHandle=%#llx, shHandleType=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)(uintptr_t)osHandle, (unsigned long long)shHandleType, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
@@ -16133,16 +16216,56 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
+/* The forwarder of cuMemPoolExportToShareableHandle: the spec's hand-written guest code exports cuMemPoolExportToShareableHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)handle_out;
-    (void)pool;
-    (void)handleType;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemPoolExportToShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_handle_out = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)pool); /* pool */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemPoolExportToShareableHandle, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pool)) goto nomem; /* pool */
+    if (!apigen_put_u32(call_.wr, (uint32_t)handleType)) goto nomem; /* handleType */
+    if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
+    if (handle_out != NULL) {
+        n_handle_out = (uint64_t)(64);
+    }
+    if (!apigen_put_u8(call_.wr, handle_out != NULL)) goto nomem; /* handle_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (handle_out != NULL && !apigen_get_into(&call_.rd, handle_out, n_handle_out, NULL)) goto bad; /* handle_out */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemPoolExportToShareableHandle(handle_out=%#llx, pool=%#llx, handleType=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle_out, (unsigned long long)(uintptr_t)pool, (unsigned long long)handleType, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation *location)
@@ -16252,16 +16375,66 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+/* The forwarder of cuMemPoolImportFromShareableHandle: the spec's hand-written guest code exports cuMemPoolImportFromShareableHandle and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pool_out;
-    (void)handle;
-    (void)handleType;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemPoolImportFromShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pool_out = 0;
+    uint64_t n_handle = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemPoolImportFromShareableHandle))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)handleType)) goto nomem; /* handleType */
+    if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
+    if (pool_out != NULL) {
+        n_pool_out = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pool_out != NULL)) goto nomem; /* pool_out */
+    if (handle != NULL) {
+        n_handle = (uint64_t)(64);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, handle, n_handle)) goto nomem; /* handle */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pool_out != NULL) { /* pool_out */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pool_out) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pool_out[i_] = (CUmemoryPool)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemPoolImportFromShareableHandle(pool_out=%#llx, handle=%#llx, handleType=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pool_out, (unsigned long long)(uintptr_t)handle, (unsigned long long)handleType, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData)
@@ -30066,7 +30239,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[524] = {
+static const char *const call_names_[528] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -30328,6 +30501,7 @@ static const char *const call_names_[524] = {
     [CUDA_CALL_cuMemDiscardAndPrefetchBatchAsync_ptsz] = "cuMemDiscardAndPrefetchBatchAsync_ptsz",
     [CUDA_CALL_cuMemDiscardBatchAsync] = "cuMemDiscardBatchAsync",
     [CUDA_CALL_cuMemDiscardBatchAsync_ptsz] = "cuMemDiscardBatchAsync_ptsz",
+    [CUDA_CALL_cuMemExportToShareableHandle] = "cuMemExportToShareableHandle",
     [CUDA_CALL_cuMemFree] = "cuMemFree",
     [CUDA_CALL_cuMemFreeAsync] = "cuMemFreeAsync",
     [CUDA_CALL_cuMemFreeAsync_ptsz] = "cuMemFreeAsync_ptsz",
@@ -30342,12 +30516,15 @@ static const char *const call_names_[524] = {
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
     [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
+    [CUDA_CALL_cuMemImportFromShareableHandle] = "cuMemImportFromShareableHandle",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",
     [CUDA_CALL_cuMemPoolExportPointer] = "cuMemPoolExportPointer",
+    [CUDA_CALL_cuMemPoolExportToShareableHandle] = "cuMemPoolExportToShareableHandle",
     [CUDA_CALL_cuMemPoolGetAccess] = "cuMemPoolGetAccess",
     [CUDA_CALL_cuMemPoolGetAttribute] = "cuMemPoolGetAttribute",
+    [CUDA_CALL_cuMemPoolImportFromShareableHandle] = "cuMemPoolImportFromShareableHandle",
     [CUDA_CALL_cuMemPoolImportPointer] = "cuMemPoolImportPointer",
     [CUDA_CALL_cuMemPoolSetAccess] = "cuMemPoolSetAccess",
     [CUDA_CALL_cuMemPoolSetAttribute] = "cuMemPoolSetAttribute",

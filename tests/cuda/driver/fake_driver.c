@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../fake_pattern_kernels.h"
 
@@ -407,6 +410,131 @@ FAKE CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     NEED_INIT();
     if (n) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+/* ---- virtual memory management: allocations are memfds, mapped shared
+ * into reserved ranges, so that a POSIX-fd export imported by another
+ * process (driver/shareable_ci.c) maps the same bytes, as on a GPU ---- */
+#define VMM_GRANULE 65536
+struct vmm_alloc { int fd; size_t size; };
+
+FAKE CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop,
+                                            CUmemAllocationGranularity_flags option)
+{
+    NEED_INIT();
+    (void)option;
+    if (!g || !prop) return CUDA_ERROR_INVALID_VALUE;
+    *g = VMM_GRANULE;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
+                          unsigned long long flags)
+{
+    NEED_INIT();
+    if (!h || !prop || flags || !size || size % VMM_GRANULE || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || prop->location.id != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct vmm_alloc *a = malloc(sizeof *a);
+    if (!a) return CUDA_ERROR_OUT_OF_MEMORY;
+    a->fd = memfd_create("fake-vmm", MFD_CLOEXEC);
+    a->size = size;
+    if (a->fd < 0 || ftruncate(a->fd, (off_t)size) != 0) {
+        if (a->fd >= 0) close(a->fd);
+        free(a);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *h = (CUmemGenericAllocationHandle)(uintptr_t)a;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+    NEED_INIT();
+    struct vmm_alloc *a = (struct vmm_alloc *)(uintptr_t)h;
+    if (!a) return CUDA_ERROR_INVALID_VALUE;
+    close(a->fd); /* mappings keep the bytes */
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                  unsigned long long flags)
+{
+    NEED_INIT();
+    (void)alignment, (void)addr;
+    if (!ptr || !size || size % VMM_GRANULE || flags) return CUDA_ERROR_INVALID_VALUE;
+    void *m = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    NEED_INIT();
+    return munmap((void *)(uintptr_t)ptr, size) == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                       unsigned long long flags)
+{
+    NEED_INIT();
+    struct vmm_alloc *a = (struct vmm_alloc *)(uintptr_t)h;
+    if (!a || flags || offset + size > a->size) return CUDA_ERROR_INVALID_VALUE;
+    void *m = mmap((void *)(uintptr_t)ptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a->fd,
+                   (off_t)offset);
+    return m == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    NEED_INIT();
+    void *m = mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                   -1, 0);
+    return m == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    NEED_INIT();
+    (void)ptr, (void)size;
+    return desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle h,
+                                           CUmemAllocationHandleType type, unsigned long long flags)
+{
+    NEED_INIT();
+    struct vmm_alloc *a = (struct vmm_alloc *)(uintptr_t)h;
+    if (!out || !a || flags) return CUDA_ERROR_INVALID_VALUE;
+    if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+    int fd = dup(a->fd);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(out, &fd, sizeof fd);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *h, void *os,
+                                             CUmemAllocationHandleType type)
+{
+    NEED_INIT();
+    if (!h) return CUDA_ERROR_INVALID_VALUE;
+    if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+    struct stat st;
+    int fd = dup((int)(intptr_t)os);
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size <= 0) {
+        if (fd >= 0) close(fd);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    struct vmm_alloc *a = malloc(sizeof *a);
+    if (!a) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    a->fd = fd, a->size = (size_t)st.st_size;
+    *h = (CUmemGenericAllocationHandle)(uintptr_t)a;
     return CUDA_SUCCESS;
 }
 
