@@ -52,18 +52,20 @@ static CUresult give(void *out, const unsigned char *wire, CUmemAllocationHandle
     return CUDA_SUCCESS;
 }
 
-/* The wire bytes for what the program hands in; false: not an apigen handle. */
+/* The wire bytes for what the program hands in; false: nothing to read. */
 static bool take(unsigned char *wire, void *in, CUmemAllocationHandleType type)
 {
     memset(wire, 0, WIRE);
     if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         /* the descriptor itself is the argument, cast to a pointer */
         if (apigen_shareable_token((int)(intptr_t)in, wire)) return true;
+        /* the zero token: the server's driver answers for a descriptor that
+           names no allocation (host_shareable.c), as natively */
         apigen_log("cuda: import of a shareable handle: descriptor %d is not one the driver stub "
-                   "exported (an export of another driver cannot name the server's memory): "
-                   "CUDA_ERROR_INVALID_VALUE",
+                   "exported (an export of another driver cannot name the server's memory): the "
+                   "server's driver answers for a descriptor that names nothing",
                    (int)(intptr_t)in);
-        return false;
+        return true;
     }
     if (!in) return false;
     if (IS_FABRIC(type)) memcpy(wire, in, FABRIC_BYTES);

@@ -4,7 +4,7 @@
 # (cuMemExportToShareableHandle / cuMemImportFromShareableHandle, as
 # NVIDIA's memMapIPCDrv sample does): tests/cuda/driver/shareable_ci.c
 # natively and through the driver stub over unix, tcp and shm; stdout must
-# be the same (CI runs it over the stand-in driver: cuda.driver.shareable_ci).
+# be the same, stderr apart (CI runs it over the stand-in driver: cuda.driver.shareable_ci).
 #   BUILD=/tmp/bd tests/gpu/shareable.sh   (after building cuda_stub and
 #   apigen-server-cuda; CUDA_HOME)
 set -u
@@ -23,13 +23,13 @@ spid=$!
 spid2=$!
 i=0; while [ ! -S "$work/s.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
-timeout 60 "$work/prog" > "$work/native" 2>&1
+timeout 60 "$work/prog" > "$work/native" 2> "$work/native.err"
 rc=0
 for t in unix tcp shm; do
     case $t in unix) url="unix://$work/s.sock" ;; tcp) url="tcp://127.0.0.1:$port" ;; shm) url="shm://apigen-shareable-$$" ;; esac
-    APIGEN_SERVER=$url LD_LIBRARY_PATH="$build/stub-driver" timeout 60 "$work/prog" > "$work/$t" 2>&1
+    APIGEN_SERVER=$url LD_LIBRARY_PATH="$build/stub-driver" timeout 60 "$work/prog" > "$work/$t" 2> "$work/$t.err"
     if cmp -s "$work/native" "$work/$t"; then echo "shareable $t: identical"; else
-        echo "shareable $t: DIFFERS"; diff "$work/native" "$work/$t" | head -12; rc=1; fi
+        echo "shareable $t: DIFFERS"; diff "$work/native" "$work/$t" | head -12; head -5 "$work/$t.err"; rc=1; fi
 done
 tail -4 "$work/native"
 kill $spid $spid2 2>/dev/null; wait $spid $spid2 2>/dev/null
