@@ -297,7 +297,7 @@ static fn_sig *conv_fn_type(front *F, CXType fn, CXCursor decl)
     fn_sig *s = arena_alloc(F->a, sizeof *s);
     s->ret = conv_type(F, clang_getResultType(fn));
     int n = clang_getNumArgTypes(fn);
-    s->variadic = clang_isFunctionTypeVariadic(fn);
+    s->variadic = fn.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(fn); /* f(): f(void) */
     if (n < 0) n = 0;
     struct parm_names pn = {NULL, 0, F->a};
     if (!clang_Cursor_isNull(decl)) clang_visitChildren(decl, visit_parm_names, &pn);
@@ -495,7 +495,9 @@ static void add_function(front *F, CXCursor c, CXFile file)
     clang_disposeString(fs);
     CXType ft = clang_getCursorType(c);
     fd->sig.ret = conv_type(F, clang_getCursorResultType(c));
-    fd->sig.variadic = clang_isFunctionTypeVariadic(ft) == 1;
+    /* a declaration without a prototype, f(), is the vendor's f(void): such
+       headers are shared with C++, and C23 reads it so too */
+    fd->sig.variadic = ft.kind == CXType_FunctionProto && clang_isFunctionTypeVariadic(ft) == 1;
     int n = clang_Cursor_getNumArguments(c);
     if (n < 0) n = 0;
     fd->sig.params = arena_alloc(F->a, (size_t)(n ? n : 1) * sizeof(param_def));

@@ -742,6 +742,27 @@ void apigen_repeat_note(uint64_t key);
  * Nests. */
 void apigen_hold_deferred(bool on);
 
+/* Texts a library returns as `const char *` for a value (an error code's
+ * name or message) that never change: hand-written guest code asks the
+ * server once per value and keeps the answer for the life of the process
+ * (kept_text.c). ask(key, buf, n) fills buf (NUL-terminated) and says
+ * whether the server answered; it runs inside apigen_hold_deferred. Returns
+ * the kept text, or NULL when the server did not answer (the caller says
+ * so in its own words). Past APIGEN_KEPT_TEXTS values, the text of the
+ * value asked last on this thread. */
+#define APIGEN_KEPT_TEXTS 64
+typedef struct apigen_kept_texts {
+    pthread_mutex_t mu;
+    unsigned n;
+    struct {
+        long key;
+        const char *text;
+    } e[APIGEN_KEPT_TEXTS];
+} apigen_kept_texts;
+#define APIGEN_KEPT_TEXTS_INIT {PTHREAD_MUTEX_INITIALIZER, 0, {{0, NULL}}}
+const char *apigen_kept_text(apigen_kept_texts *k, long key,
+                             bool (*ask)(long key, char *buf, size_t n));
+
 /* Settled work (settle.c, docs/internals.md "Settled work"): a call that
  * waits for all the work a server queued in one scope (a device-wide
  * synchronization) is answered in the guest, with success, when the guest

@@ -7,7 +7,7 @@
 #   BUILD=/tmp/b OUT=/dir tests/gpu/torch-cases.sh   (after building cuda_stub
 #   and apigen-server-cuda into $BUILD)
 # LIBRARIES=1: library mode instead: every apigen stub (runtime, cuBLAS,
-# cuBLASLt, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVRTC, nvJitLink, cuDNN and
+# cuBLASLt, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVRTC, nvJitLink, cuDNN, NCCL and
 # the driver) preloaded (PyTorch finds its wheel's libraries by path; the
 # preloaded sonames win), one apigen-server-cuda-family; a library call is
 # one message.
@@ -47,7 +47,7 @@ if [ "${LIBRARIES:-0}" = 1 ]; then
     for l in libcuda.so.1 libcudart.so.13 libcublasLt.so.13 libcublas.so.13 libcufft.so.12 libcurand.so.10 \
              libcusparse.so.12 libcusolver.so.12 libnvrtc.so.13 libnvJitLink.so.13 libcudnn_graph.so.9 \
              libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9 libcudnn_engines_precompiled.so.9 \
-             libcudnn_engines_runtime_compiled.so.9 libcudnn_heuristic.so.9 libcudnn.so.9; do
+             libcudnn_engines_runtime_compiled.so.9 libcudnn_heuristic.so.9 libcudnn.so.9 libnccl.so.2; do
         [ -e "$build/stub/$l" ] && preload="$preload${preload:+:}$build/stub/$l"
     done
 fi

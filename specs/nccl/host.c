@@ -1,0 +1,248 @@
+/* Hand-written host code for specs/nccl.yaml.
+ *
+ * - Buffers whose extent is count x the communicator's size, or that only
+ *   the root reads or writes, are checked here with the communicator's own
+ *   answers (ncclCommCount, ncclCommUserRank): the whole extent must be the
+ *   client's device memory (or its pinned arena) before NCCL touches it.
+ *   Where the communicator cannot say (a bad one), NCCL answers the call
+ *   itself, as natively.
+ * - A config's bytes arrive with the strings apart: they are put back, a
+ *   struct claiming more than this header's size is cut to it (NCCL would
+ *   read past the bytes that came), and a non-blocking communicator is made
+ *   blocking (every call completes before it returns: a non-blocking caller
+ *   never sees ncclInProgress, which NCCL allows).
+ * - The internal calls of apigen_nccl.h. */
+#include <stdint.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "nccl_wire.h"
+
+static void copy_text(char *buf, unsigned int length, const char *s)
+{
+    if (!buf || length == 0) return;
+    size_t n = s ? strlen(s) : 0;
+    if (n >= length) n = length - 1;
+    if (n) memcpy(buf, s, n);
+    buf[n] = 0;
+}
+
+ncclResult_t apigenNcclErrorText(ncclResult_t result, char *buf, unsigned int length)
+{
+    copy_text(buf, length, ncclGetErrorString(result));
+    return ncclSuccess;
+}
+
+ncclResult_t apigenNcclLastError(ncclComm_t comm, char *buf, unsigned int length)
+{
+    copy_text(buf, length, ncclGetLastError(comm));
+    return ncclSuccess;
+}
+
+/* ---- configs ------------------------------------------------------------------- */
+
+static const ncclConfig_t *server_config(const ncclConfig_t *in, ncclConfig_t *c, const char *net,
+                                         const char *name)
+{
+    if (!in) return NULL;
+    *c = *in;
+    if (c->size > sizeof *c) {
+        apigen_log("nccl: a communicator config of %zu bytes (a newer nccl.h than the stub's): its "
+                   "first %zu bytes are used, as version %d",
+                   c->size, sizeof *c, NCCL_VERSION_CODE);
+        c->size = sizeof *c;
+        c->version = NCCL_VERSION_CODE;
+    }
+    if (c->size >= offsetof(ncclConfig_t, netName) + sizeof c->netName) c->netName = net;
+    if (c->size >= offsetof(ncclConfig_t, commName) + sizeof c->commName) c->commName = name;
+    if (c->size >= offsetof(ncclConfig_t, blocking) + sizeof c->blocking && c->blocking == 0) {
+        static int said;
+        if (!said++)
+            apigen_log("nccl: a non-blocking communicator is made blocking on the server (its calls "
+                       "complete before they return)");
+        c->blocking = 1;
+    }
+    return c;
+}
+
+ncclResult_t nccl_host_init_rank_config(apigen_call_ctx *cx, ncclComm_t *newcomm, int nranks, ncclUniqueId commId,
+                                          int rank, const ncclConfig_t *config,
+                                          const char *netName, const char *commName)
+{
+    (void)cx;
+    ncclConfig_t c;
+    return ncclCommInitRankConfig(newcomm, nranks, commId, rank,
+                                  (ncclConfig_t *)server_config(config, &c, netName, commName));
+}
+
+ncclResult_t nccl_host_init_rank_scalable(apigen_call_ctx *cx, ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                            const ncclUniqueId *commIds,
+                                            const ncclConfig_t *config, const char *netName,
+                                            const char *commName)
+{
+    (void)cx;
+    ncclConfig_t c;
+    return ncclCommInitRankScalable(newcomm, nranks, myrank, nId, (ncclUniqueId *)commIds,
+                                    (ncclConfig_t *)server_config(config, &c, netName, commName));
+}
+
+ncclResult_t nccl_host_split(apigen_call_ctx *cx, ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                 const ncclConfig_t *config, const char *netName,
+                                 const char *commName)
+{
+    (void)cx;
+    ncclConfig_t c;
+    return ncclCommSplit(comm, color, key, newcomm,
+                         (ncclConfig_t *)server_config(config, &c, netName, commName));
+}
+
+ncclResult_t nccl_host_shrink(apigen_call_ctx *cx, ncclComm_t comm, const int *excludeRanksList,
+                                  int excludeRanksCount, ncclComm_t *newcomm,
+                                  const ncclConfig_t *config, const char *netName,
+                                  const char *commName, int shrinkFlags)
+{
+    (void)cx;
+    ncclConfig_t c;
+    return ncclCommShrink(comm, (int *)excludeRanksList, excludeRanksCount, newcomm,
+                          (ncclConfig_t *)server_config(config, &c, netName, commName),
+                          shrinkFlags);
+}
+
+ncclResult_t apigenNcclCommRegister(ncclComm_t comm, void *buff, size_t size,
+                                    apigenNcclRegistration *handle)
+{
+    return ncclCommRegister(comm, buff, size, (void **)handle);
+}
+
+ncclResult_t apigenNcclCommDeregister(ncclComm_t comm, apigenNcclRegistration handle)
+{
+    return ncclCommDeregister(comm, (void *)handle);
+}
+
+/* ---- buffers the spec cannot size ----------------------------------------------- */
+
+static size_t type_size(ncclDataType_t t)
+{
+    switch (t) {
+    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 0; /* NCCL refuses it itself */
+    }
+}
+
+static int comm_size(ncclComm_t comm)
+{
+    int n = 0;
+    return comm && ncclCommCount(comm, &n) == ncclSuccess ? n : 0;
+}
+
+static int comm_rank(ncclComm_t comm)
+{
+    int r = -1;
+    return comm && ncclCommUserRank(comm, &r) == ncclSuccess ? r : -1;
+}
+
+/* Whether [p, p + count x times elements) is the client's memory; NULL, no
+ * elements or a type NCCL refuses: NCCL answers, as natively. */
+static bool fits(apigen_call_ctx *cx, const void *p, size_t count, size_t times, ncclDataType_t t,
+                 const char *fn, const char *what)
+{
+    size_t sz = type_size(t);
+    if (!p || !count || !times || !sz) return true;
+    uint64_t addr = (uint64_t)(uintptr_t)p, bytes = 0;
+    if (count <= UINT64_MAX / times / sz) {
+        bytes = (uint64_t)count * times * sz;
+        if (apigen_dev_owned(cx->session, addr, bytes, true) || apigen_arena_holds(cx, addr, bytes))
+            return true;
+    }
+    apigen_log("%s: %s at %p: %zu x %zu elements of %zu bytes are not all the client's device memory: "
+               "refused (ncclInvalidArgument)",
+               fn, what, p, count, times, sz);
+    return false;
+}
+
+ncclResult_t nccl_host_broadcast(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff,
+                                 size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                                 cudaStream_t stream)
+{
+    if (comm_rank(comm) == root && !fits(cx, sendbuff, count, 1, datatype, "ncclBroadcast", "sendbuff"))
+        return ncclInvalidArgument;
+    return ncclBroadcast(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t nccl_host_reduce(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t count,
+                              ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+                              cudaStream_t stream)
+{
+    if (comm_rank(comm) == root && !fits(cx, recvbuff, count, 1, datatype, "ncclReduce", "recvbuff"))
+        return ncclInvalidArgument;
+    return ncclReduce(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+ncclResult_t nccl_host_all_gather(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff,
+                                  size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
+                                  cudaStream_t stream)
+{
+    int n = comm_size(comm);
+    if (n && !fits(cx, recvbuff, sendcount, (size_t)n, datatype, "ncclAllGather", "recvbuff"))
+        return ncclInvalidArgument;
+    return ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream);
+}
+
+ncclResult_t nccl_host_reduce_scatter(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff,
+                                      size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op,
+                                      ncclComm_t comm, cudaStream_t stream)
+{
+    int n = comm_size(comm);
+    if (n && !fits(cx, sendbuff, recvcount, (size_t)n, datatype, "ncclReduceScatter", "sendbuff"))
+        return ncclInvalidArgument;
+    return ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+}
+
+ncclResult_t nccl_host_all_to_all(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff,
+                                  size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                                  cudaStream_t stream)
+{
+    int n = comm_size(comm);
+    if (n && (!fits(cx, sendbuff, count, (size_t)n, datatype, "ncclAlltoAll", "sendbuff") ||
+              !fits(cx, recvbuff, count, (size_t)n, datatype, "ncclAlltoAll", "recvbuff")))
+        return ncclInvalidArgument;
+    return ncclAlltoAll(sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+ncclResult_t nccl_host_gather(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t count,
+                              ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+    int n = comm_size(comm);
+    if (n && comm_rank(comm) == root &&
+        !fits(cx, recvbuff, count, (size_t)n, datatype, "ncclGather", "recvbuff"))
+        return ncclInvalidArgument;
+    return ncclGather(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t nccl_host_scatter(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t count,
+                               ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+{
+    int n = comm_size(comm);
+    if (n && comm_rank(comm) == root &&
+        !fits(cx, sendbuff, count, (size_t)n, datatype, "ncclScatter", "sendbuff"))
+        return ncclInvalidArgument;
+    return ncclScatter(sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+/* The struct's bytes came at this header's size: NCCL must not read more. */
+ncclResult_t nccl_host_group_simulate_end(apigen_call_ctx *cx, ncclSimInfo_t *simInfo)
+{
+    (void)cx;
+    size_t size = simInfo->size;
+    unsigned int version = simInfo->version;
+    if (size > sizeof *simInfo) {
+        simInfo->size = sizeof *simInfo;
+        simInfo->version = NCCL_VERSION_CODE;
+    }
+    ncclResult_t r = ncclGroupSimulateEnd(simInfo);
+    simInfo->size = size, simInfo->version = version; /* the caller's, as it wrote them */
+    return r;
+}
