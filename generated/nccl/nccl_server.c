@@ -460,7 +460,7 @@ static void h_ncclAllGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_all_gather(cx, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -501,8 +501,8 @@ static void h_ncclAllReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -575,7 +575,7 @@ static void h_ncclBcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "buff")) return; /* buff: device memory of this client */
+    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "buff")) return; /* buff: device memory of this client */
     ret_ = ncclBcast(buff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -616,7 +616,7 @@ static void h_ncclBroadcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_broadcast(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1004,7 +1004,7 @@ static void h_ncclGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_gather(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1191,7 +1191,7 @@ static void h_ncclRecv(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = ncclRecv(recvbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1233,7 +1233,7 @@ static void h_ncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
     if (residence == ncclScalarHostImmediate) {
         if (!apigen_get_opt_bytes(cx->rd, &b_scalar, &l_scalar, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
         if (b_scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))));
+            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
             if (l_scalar != n_scalar) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
             scalar = (void *)b_scalar;
         }
@@ -1242,7 +1242,7 @@ static void h_ncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
         scalar = (void *)(uintptr_t)v_scalar;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "scalar")) return; /* scalar: device memory of this client */
+    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "scalar")) return; /* scalar: device memory of this client */
     ret_ = ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == ncclSuccess;
@@ -1311,7 +1311,7 @@ static void h_ncclReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_reduce(cx, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1352,7 +1352,7 @@ static void h_ncclReduceScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_reduce_scatter(cx, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1393,7 +1393,7 @@ static void h_ncclScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_scatter(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1430,7 +1430,7 @@ static void h_ncclSend(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = ncclSend(sendbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1467,7 +1467,7 @@ static void h_pncclAllGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_all_gather(cx, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1508,8 +1508,8 @@ static void h_pncclAllReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = pncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1582,7 +1582,7 @@ static void h_pncclBcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "buff")) return; /* buff: device memory of this client */
+    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "buff")) return; /* buff: device memory of this client */
     ret_ = pncclBcast(buff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1623,7 +1623,7 @@ static void h_pncclBroadcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_broadcast(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2011,7 +2011,7 @@ static void h_pncclGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_gather(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2198,7 +2198,7 @@ static void h_pncclRecv(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = pncclRecv(recvbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2240,7 +2240,7 @@ static void h_pncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
     if (residence == ncclScalarHostImmediate) {
         if (!apigen_get_opt_bytes(cx->rd, &b_scalar, &l_scalar, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
         if (b_scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))));
+            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
             if (l_scalar != n_scalar) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
             scalar = (void *)b_scalar;
         }
@@ -2249,7 +2249,7 @@ static void h_pncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
         scalar = (void *)(uintptr_t)v_scalar;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "scalar")) return; /* scalar: device memory of this client */
+    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "scalar")) return; /* scalar: device memory of this client */
     ret_ = pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == ncclSuccess;
@@ -2318,7 +2318,7 @@ static void h_pncclReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_reduce(cx, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2359,7 +2359,7 @@ static void h_pncclReduceScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_reduce_scatter(cx, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2400,7 +2400,7 @@ static void h_pncclScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_scatter(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2437,7 +2437,7 @@ static void h_pncclSend(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = pncclSend(sendbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

@@ -1687,7 +1687,7 @@ APIGEN_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scala
     if (!apigen_put_u8(call_.wr, op != NULL)) goto nomem; /* op */
     if (residence == ncclScalarHostImmediate) {
         if (scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))));
+            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, scalar, n_scalar)) goto nomem; /* scalar */
     } else {
@@ -3201,7 +3201,7 @@ APIGEN_EXPORT ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scal
     if (!apigen_put_u8(call_.wr, op != NULL)) goto nomem; /* op */
     if (residence == ncclScalarHostImmediate) {
         if (scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : (8)))));
+            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, scalar, n_scalar)) goto nomem; /* scalar */
     } else {

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NCCL_FINGERPRINT UINT64_C(0xd056e9d02b0874e0)
+#define NCCL_FINGERPRINT UINT64_C(0xe87029a8769741a6)
 
 /* Call ids: forwarded and custom functions. */
 enum {

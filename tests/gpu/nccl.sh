@@ -13,6 +13,9 @@ export NCCL_NVLS_ENABLE=0 # never NVLink multicast (the GPU machines' rule)
 ranks=${RANKS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 [ "$ranks" -ge 1 ] 2>/dev/null || ranks=1
 prog=$build/examples/nccl/collectives
+# the native run uses the NCCL the server links (the build's), not another on
+# the machine's library path
+nccl_dir=$(dirname "$(sed -n 's/^APIGEN_NCCL_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")")
 work=$(mktemp -d /tmp/apigen-nccl.XXXXXX)
 port=$(( 30000 + ($$ % 20000) ))
 "$build/examples/cuda/apigen-server-cuda-family" --listen "unix://$work/s.sock" --listen "tcp://127.0.0.1:$port" \
@@ -21,7 +24,7 @@ spid=$!
 i=0; while [ ! -S "$work/s.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 t0=$(date +%s.%N)
-timeout 120 "$prog" "$ranks" > "$work/native" 2> "$work/native.err"
+LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$prog" "$ranks" > "$work/native" 2> "$work/native.err"
 nrc=$?
 echo "native: $ranks ranks, exit $nrc, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
 rc=0
