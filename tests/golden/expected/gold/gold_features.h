@@ -42,6 +42,7 @@
 #define APIGEN_HAS_FN_goldJoin 1
 #define APIGEN_HAS_FN_goldLaunch 1
 #define APIGEN_HAS_FN_goldNamed 1
+#define APIGEN_HAS_FN_goldNoPrototype 1
 #define APIGEN_HAS_FN_goldOnEvent 1
 #define APIGEN_HAS_FN_goldPeekAtLastError 1
 #define APIGEN_HAS_FN_goldPrintf 1

@@ -548,6 +548,15 @@ static void h_goldNamed(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldNoPrototype(apigen_call_ctx *cx)
+{
+    goldStatus ret_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldNoPrototype();
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldOnEvent(apigen_call_ctx *cx)
 {
     goldObj obj = {0};
@@ -870,7 +879,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[28] = {
+static const char *const call_names_[29] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -888,6 +897,7 @@ static const char *const call_names_[28] = {
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
     [GOLD_CALL_goldNamed] = "goldNamed",
+    [GOLD_CALL_goldNoPrototype] = "goldNoPrototype",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",
@@ -899,7 +909,7 @@ static const char *const call_names_[28] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[28] = {
+static const apigen_handler_fn handlers_[29] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -917,6 +927,7 @@ static const apigen_handler_fn handlers_[28] = {
     [GOLD_CALL_goldJoin] = h_goldJoin,
     [GOLD_CALL_goldLaunch] = h_goldLaunch,
     [GOLD_CALL_goldNamed] = h_goldNamed,
+    [GOLD_CALL_goldNoPrototype] = h_goldNoPrototype,
     [GOLD_CALL_goldOnEvent] = h_goldOnEvent,
     [GOLD_CALL_goldPeekAtLastError] = h_goldPeekAtLastError,
     [GOLD_CALL_goldProps] = h_goldProps,
@@ -928,7 +939,7 @@ static const apigen_handler_fn handlers_[28] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[28] = {
+static const uint8_t stream_in_calls_[29] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

@@ -960,6 +960,46 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldNoPrototype(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldNoPrototype))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldNoPrototype() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
 {
     apigen_call call_;
@@ -1547,7 +1587,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[28] = {
+static const char *const call_names_[29] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1565,6 +1605,7 @@ static const char *const call_names_[28] = {
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
     [GOLD_CALL_goldNamed] = "goldNamed",
+    [GOLD_CALL_goldNoPrototype] = "goldNoPrototype",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",

@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xe3b9ef0b90de562c)
+#define GOLD_FINGERPRINT UINT64_C(0xa7ced0de4947c2fc)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -41,17 +41,18 @@ enum {
     GOLD_CALL_goldJoin = 15,
     GOLD_CALL_goldLaunch = 16,
     GOLD_CALL_goldNamed = 17,
-    GOLD_CALL_goldOnEvent = 18,
-    GOLD_CALL_goldPeekAtLastError = 19,
-    GOLD_CALL_goldProps = 20,
-    GOLD_CALL_goldRead = 21,
-    GOLD_CALL_goldReserved = 22,
-    GOLD_CALL_goldSignal = 23,
-    GOLD_CALL_goldSources = 24,
-    GOLD_CALL_goldStructs = 25,
-    GOLD_CALL_goldValues = 26,
-    GOLD_CALL_goldWrite = 27,
-    GOLD_NCALLS = 28
+    GOLD_CALL_goldNoPrototype = 18,
+    GOLD_CALL_goldOnEvent = 19,
+    GOLD_CALL_goldPeekAtLastError = 20,
+    GOLD_CALL_goldProps = 21,
+    GOLD_CALL_goldRead = 22,
+    GOLD_CALL_goldReserved = 23,
+    GOLD_CALL_goldSignal = 24,
+    GOLD_CALL_goldSources = 25,
+    GOLD_CALL_goldStructs = 26,
+    GOLD_CALL_goldValues = 27,
+    GOLD_CALL_goldWrite = 28,
+    GOLD_NCALLS = 29
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
