@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLASLT_FINGERPRINT UINT64_C(0xefd1acb4193bd651)
+#define CUBLASLT_FINGERPRINT UINT64_C(0x595b7014b712b0e2)
 
 /* Call ids: forwarded and custom functions. */
 enum {
