@@ -124,14 +124,11 @@ CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **bu
                    "CU_LAUNCH_PARAM_BUFFER_SIZE before CU_LAUNCH_PARAM_END");
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (n < l->size) {
-        apigen_log("cuda: cuLaunchKernel: the parameter buffer holds %zu bytes; the kernel's "
-                   "%u parameters take %zu: refused",
-                   n, l->n, l->size);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
     *buf = p;
-    *size = l->size; /* padding past the last parameter is not the kernel's */
+    /* a buffer shorter than the kernel's parameters is the driver's to take:
+       it copies what it is given (NCCL passes the bytes its 4 KiB argument
+       struct uses); padding past the last parameter is not the kernel's */
+    *size = n < l->size ? n : l->size;
     return CUDA_SUCCESS;
 }
 
