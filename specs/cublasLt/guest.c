@@ -1,7 +1,8 @@
 /* Hand-written guest code for specs/cublasLt.yaml.
  *
  * Status texts: asked of the server's library once per value and kept (the
- * caller never frees them), as specs/cublas/guest.c does.
+ * caller never frees them) with apigen_kept_text, as specs/cublas/guest.c
+ * does.
  *
  * cublasLtMatmul and cublasLtMatrixTransform read alpha and beta from host
  * or device memory by their DESCRIPTOR's pointer mode, and a host scalar
@@ -38,49 +39,30 @@ cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribute(
 
 /* ---- status texts ------------------------------------------------------------------ */
 
-#define KNOWN 64 /* cuBLAS's status values are 0..16 */
-
-static pthread_mutex_t text_mu = PTHREAD_MUTEX_INITIALIZER;
-static const char *known[2][KNOWN];
-static _Thread_local char odd[2][256]; /* a value past KNOWN: this thread's last */
-
-static const char *status_text(cublasStatus_t status, int which)
+static bool name_text(long status, char *buf, size_t n)
 {
-    unsigned k = (unsigned)status;
-    pthread_mutex_lock(&text_mu);
-    const char *s = k < KNOWN ? known[which][k] : NULL;
-    pthread_mutex_unlock(&text_mu);
-    if (s) return s;
-    char buf[256] = {0};
-    apigen_hold_deferred(true); /* a queued call's error is the application's next call's */
-    cublasStatus_t got = apigenCublasLtStatusText(status, which, buf, sizeof buf);
-    apigen_hold_deferred(false);
-    if (got != CUBLAS_STATUS_SUCCESS)
-        return "apigen: no cuBLASLt server to ask for this status's text";
-    buf[sizeof buf - 1] = 0;
-    size_t len = strlen(buf) + 1;
-    char *d = k < KNOWN ? malloc(len) : NULL;
-    if (!d) {
-        memcpy(odd[which], buf, sizeof odd[which]);
-        return odd[which];
-    }
-    memcpy(d, buf, len);
-    pthread_mutex_lock(&text_mu);
-    if (!known[which][k]) known[which][k] = d;
-    else free(d);
-    s = known[which][k];
-    pthread_mutex_unlock(&text_mu);
-    return s;
+    return apigenCublasLtStatusText((cublasStatus_t)status, 0, buf, (unsigned int)n) ==
+           CUBLAS_STATUS_SUCCESS;
+}
+
+static bool string_text(long status, char *buf, size_t n)
+{
+    return apigenCublasLtStatusText((cublasStatus_t)status, 1, buf, (unsigned int)n) ==
+           CUBLAS_STATUS_SUCCESS;
 }
 
 APIGEN_EXPORT const char *cublasLtGetStatusName(cublasStatus_t status)
 {
-    return status_text(status, 0);
+    static apigen_kept_texts kept = APIGEN_KEPT_TEXTS_INIT;
+    const char *s = apigen_kept_text(&kept, (long)status, name_text);
+    return s ? s : "apigen: no cuBLASLt server to ask for this status's text";
 }
 
 APIGEN_EXPORT const char *cublasLtGetStatusString(cublasStatus_t status)
 {
-    return status_text(status, 1);
+    static apigen_kept_texts kept = APIGEN_KEPT_TEXTS_INIT;
+    const char *s = apigen_kept_text(&kept, (long)status, string_text);
+    return s ? s : "apigen: no cuBLASLt server to ask for this status's text";
 }
 
 APIGEN_EXPORT cublasStatus_t cublasLtLoggerForceDisable()

@@ -2,8 +2,9 @@
  *
  * nvmlErrorString returns a string the caller never frees: the stub asks the
  * server's library once per error value (apigenNvmlErrorString) and keeps the
- * answer for the life of the process, so the text is exactly NVML's. Without
- * a server it says so instead of inventing NVML's wording. */
+ * answer for the life of the process (apigen_kept_text), so the text is
+ * exactly NVML's. Without a server it says so instead of inventing NVML's
+ * wording. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,36 +14,16 @@
 #include "apigen_rt.h"
 #include "nvml_wire.h"
 
-#define KNOWN 1024 /* NVML's codes are 0..999 (NVML_ERROR_UNKNOWN) */
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static const char *known[KNOWN];
-static _Thread_local char odd[256]; /* a value past KNOWN: this thread's last */
+static bool error_text(long result, char *buf, size_t n)
+{
+    return apigenNvmlErrorString((nvmlReturn_t)result, buf, (unsigned int)n) == NVML_SUCCESS;
+}
 
 APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
 {
-    unsigned k = (unsigned)result;
-    pthread_mutex_lock(&mu);
-    const char *s = k < KNOWN ? known[k] : NULL;
-    pthread_mutex_unlock(&mu);
-    if (s) return s;
-    char buf[256] = {0};
-    if (apigenNvmlErrorString(result, buf, sizeof buf) != NVML_SUCCESS)
-        return "apigen: no NVML server to ask for this error's text";
-    buf[sizeof buf - 1] = 0;
-    size_t len = strlen(buf) + 1;
-    char *d = k < KNOWN ? malloc(len) : NULL;
-    if (d) memcpy(d, buf, len);
-    if (!d) {
-        memcpy(odd, buf, sizeof odd);
-        return odd;
-    }
-    pthread_mutex_lock(&mu);
-    if (!known[k]) known[k] = d;
-    else free(d);
-    s = known[k];
-    pthread_mutex_unlock(&mu);
-    return s;
+    static apigen_kept_texts kept = APIGEN_KEPT_TEXTS_INIT;
+    const char *s = apigen_kept_text(&kept, (long)result, error_text);
+    return s ? s : "apigen: no NVML server to ask for this error's text";
 }
 
 /* nvmlInternalGetExportTable(table, id): NVML's private tables of internal
@@ -68,6 +49,7 @@ const void *nvml_procs_table(void); /* smiprocs.c */
 
 static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
                                                0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* guards seen, below */
 
 APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id)
 {

@@ -7,7 +7,7 @@
  * nvrtcDestroyProgram (a recompile makes new ones and keeps the old). The
  * outputs (PTX, CUBIN, LTO-IR, OptiX IR, log) are sized by the library's
  * own *Size answer, then fetched in one call. nvrtcGetErrorString is the
- * server library's text, asked once per value and kept. */
+ * server library's text, asked once per value and kept (apigen_kept_text). */
 #define _GNU_SOURCE /* strdup */
 #include <pthread.h>
 #include <stdlib.h>
@@ -262,30 +262,14 @@ APIGEN_EXPORT nvrtcResult nvrtcGetSupportedArchs(int *supportedArchs)
 }
 
 /* ---- error strings: the server library's, kept --------------------------------- */
-#define KNOWN 64 /* NVRTC's values are 0..17 */
-static const char *known[KNOWN];
-static _Thread_local char odd[256]; /* a value past KNOWN: this thread's last */
+static bool error_text(long result, char *buf, size_t n)
+{
+    return apigenNvrtcErrorText((nvrtcResult)result, buf, (unsigned int)n) == NVRTC_SUCCESS;
+}
 
 APIGEN_EXPORT const char *nvrtcGetErrorString(nvrtcResult result)
 {
-    unsigned k = (unsigned)result;
-    pthread_mutex_lock(&mu);
-    const char *s = k < KNOWN ? known[k] : NULL;
-    pthread_mutex_unlock(&mu);
-    if (s) return s;
-    char buf[256] = {0};
-    if (apigenNvrtcErrorText(result, buf, sizeof buf) != NVRTC_SUCCESS)
-        return "apigen: no NVRTC server to ask for this result's text";
-    buf[sizeof buf - 1] = 0;
-    char *d = k < KNOWN ? strdup(buf) : NULL;
-    if (!d) {
-        memcpy(odd, buf, sizeof odd);
-        return odd;
-    }
-    pthread_mutex_lock(&mu);
-    if (!known[k]) known[k] = d;
-    else free(d);
-    s = known[k];
-    pthread_mutex_unlock(&mu);
-    return s;
+    static apigen_kept_texts kept = APIGEN_KEPT_TEXTS_INIT;
+    const char *s = apigen_kept_text(&kept, (long)result, error_text);
+    return s ? s : "apigen: no NVRTC server to ask for this result's text";
 }
