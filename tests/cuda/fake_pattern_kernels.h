@@ -16,7 +16,7 @@ typedef void (*fake_pattern_body)(void *const *args, unsigned long blocks, unsig
 struct fake_pattern_kernel {
     const char *name;
     unsigned nparams;
-    unsigned char off[16], size[16];
+    unsigned short off[16], size[16];
     fake_pattern_body run;
 };
 
@@ -93,6 +93,21 @@ static void fpk_kh(void *const *args, unsigned long b, unsigned long t)
     const struct { int add; int *p; } *h = args[0];
     h->p[0] += h->add * (int)b;
 }
+/* tests/cuda/driver/short_params_ci.c: one 4 KiB struct parameter of
+ * which a launch passes only the bytes it uses (NCCL's kernel arguments) */
+struct fpk_args4k {
+    int *out;
+    int n;
+    int vals[1021];
+};
+static void fpk_args_sum(void *const *args, unsigned long b, unsigned long t)
+{
+    (void)b, (void)t;
+    const struct fpk_args4k *a = args[0];
+    int s = 0;
+    for (int i = 0; i < a->n && i < 1021; i++) s += a->vals[i];
+    a->out[0] = s;
+}
 #undef ARG
 
 static const struct fake_pattern_kernel fake_pattern_kernels[] = {
@@ -107,6 +122,7 @@ static const struct fake_pattern_kernel fake_pattern_kernels[] = {
     {"_Z5scalePffm", 3, {0, 8, 16}, {8, 4, 8}, fpk_scale},
     {"_Z4addcPffm", 3, {0, 8, 16}, {8, 4, 8}, fpk_addc},
     {"_Z4polyPKfPfi", 3, {0, 8, 16}, {8, 8, 4}, fpk_poly},
+    {"_Z8args_sum6args4k", 1, {0}, {sizeof(struct fpk_args4k)}, fpk_args_sum},
 };
 
 static const struct fake_pattern_kernel *fake_pattern_kernel_named(const char *name)

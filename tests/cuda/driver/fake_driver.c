@@ -795,7 +795,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     unsigned nparams = k ? k->nparams : pk->nparams;
     size_t last_off = k ? k->off[nparams - 1] : pk->off[nparams - 1];
     size_t last_size = k ? k->size[nparams - 1] : pk->size[nparams - 1];
-    unsigned char buf[256] = {0};
+    static _Thread_local unsigned char buf[4096];
+    memset(buf, 0, sizeof buf);
     if (kernelParams) {
         for (unsigned i = 0; i < nparams; i++)
             memcpy(buf + (k ? k->off[i] : pk->off[i]), kernelParams[i], k ? k->size[i] : pk->size[i]);
@@ -807,9 +808,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
             else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)e[1];
             else return CUDA_ERROR_INVALID_VALUE;
         }
-        size_t need = last_off + last_size;
-        if (!packed || size < need || size > sizeof buf) return CUDA_ERROR_INVALID_VALUE;
-        memcpy(buf, packed, size);
+        /* as the real driver: a buffer shorter than the parameters is
+           taken (the rest is undefined there, zero here) */
+        if ((!packed && size) || size > sizeof buf || last_off + last_size > sizeof buf)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (size) memcpy(buf, packed, size);
     }
     if (pk) {
         void *args[16];
