@@ -14,6 +14,7 @@ ncclResult_t nccl_host_init_rank_config(apigen_call_ctx *cx, ncclComm_t *newcomm
 ncclResult_t nccl_host_init_rank_scalable(apigen_call_ctx *cx, ncclComm_t *newcomm, int nranks, int myrank, int nId, const ncclUniqueId *commIds, const ncclConfig_t *config, const char *netName, const char *commName); /* hand-written, in the spec's sources: wraps apigenNcclCommInitRankScalable */
 ncclResult_t nccl_host_shrink(apigen_call_ctx *cx, ncclComm_t comm, const int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm, const ncclConfig_t *config, const char *netName, const char *commName, int shrinkFlags); /* hand-written, in the spec's sources: wraps apigenNcclCommShrink */
 ncclResult_t nccl_host_split(apigen_call_ctx *cx, ncclComm_t comm, int color, int key, ncclComm_t *newcomm, const ncclConfig_t *config, const char *netName, const char *commName); /* hand-written, in the spec's sources: wraps apigenNcclCommSplit */
+ncclResult_t nccl_host_set_env(apigen_call_ctx *cx, const char *vars, char *ignored, unsigned int length); /* hand-written, in the spec's sources: wraps apigenNcclSetEnv */
 ncclResult_t nccl_host_all_gather(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream); /* hand-written, in the spec's sources: wraps ncclAllGather */
 ncclResult_t nccl_host_all_to_all(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream); /* hand-written, in the spec's sources: wraps ncclAlltoAll */
 ncclResult_t nccl_host_broadcast(apigen_call_ctx *cx, const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream); /* hand-written, in the spec's sources: wraps ncclBroadcast */
@@ -426,6 +427,39 @@ static void h_apigenNcclLastError(apigen_call_ctx *cx)
     if (p_buf) { /* buf */
         k_ = ok_ ? n_buf : 0;
         if (!apigen_put_bytes_ref(cx->wr, buf, k_)) return;
+    }
+}
+
+static void h_apigenNcclSetEnv(apigen_call_ctx *cx)
+{
+    const char *vars = {0};
+    char *ignored = {0};
+    unsigned int length = {0};
+    ncclResult_t ret_;
+    uint32_t v_length;
+    const char *s_;
+    uint8_t p_ignored = 0;
+    uint64_t n_ignored = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_length)) { apigen_reject(cx, APIGEN_BAD_ARGS, "length"); return; }
+    length = (unsigned int)v_length;
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vars"); return; }
+    vars = (const char *)s_;
+    if (!apigen_get_u8(cx->rd, &p_ignored)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ignored"); return; }
+    if (p_ignored) {
+        if (!apigen_mul_size((uint64_t)(length), sizeof(char), &n_ignored)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ignored"); return; }
+        ignored = apigen_scratch(cx, n_ignored, 1);
+        if (ignored == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nccl_host_set_env(cx, vars, ignored, length);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == ncclSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_ignored) { /* ignored */
+        k_ = ok_ ? n_ignored : 0;
+        if (!apigen_put_bytes_ref(cx->wr, ignored, k_)) return;
     }
 }
 
@@ -1775,86 +1809,6 @@ static void h_pncclCommGetAsyncError(apigen_call_ctx *cx)
     }
 }
 
-static void h_pncclCommInitAll(apigen_call_ctx *cx)
-{
-    ncclComm_t *comm = {0};
-    int ndev = {0};
-    const int *devlist = {0};
-    ncclResult_t ret_;
-    uint32_t v_ndev;
-    uint8_t p_comm = 0;
-    uint64_t n_comm = 0;
-    const void *b_devlist = NULL;
-    uint64_t l_devlist = 0;
-    uint64_t n_devlist = 0;
-    int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u32(cx->rd, &v_ndev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ndev"); return; }
-    ndev = (int)(int32_t)v_ndev;
-    if (!apigen_get_u8(cx->rd, &p_comm)) { apigen_reject(cx, APIGEN_BAD_ARGS, "comm"); return; }
-    if (p_comm) {
-        n_comm = (uint64_t)(ndev);
-        comm = apigen_scratch(cx, n_comm, sizeof(ncclComm_t));
-        if (comm == NULL) return;
-    }
-    if (!apigen_get_opt_bytes(cx->rd, &b_devlist, &l_devlist, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devlist"); return; }
-    if (b_devlist != NULL) {
-        if (!apigen_mul_size((uint64_t)(ndev), sizeof(int), &n_devlist)) { apigen_reject(cx, APIGEN_TOO_LARGE, "devlist"); return; }
-        if (l_devlist != n_devlist) { apigen_reject(cx, APIGEN_BAD_ARGS, "devlist"); return; }
-        devlist = (const int *)b_devlist;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = pncclCommInitAll(comm, ndev, devlist);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == ncclSuccess;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_comm) { /* comm */
-        k_ = ok_ ? n_comm : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && comm[i_] != 0 ? apigen_handle_put_owned(cx, &ht_ncclComm_t, (void *)(uintptr_t)comm[i_]) : 0)) return;
-    }
-}
-
-static void h_pncclCommInitRank(apigen_call_ctx *cx)
-{
-    ncclComm_t *comm = {0};
-    int nranks = {0};
-    ncclUniqueId commId = {0};
-    int rank = {0};
-    ncclResult_t ret_;
-    uint32_t v_nranks;
-    uint32_t v_rank;
-    uint8_t p_comm = 0;
-    uint64_t n_comm = 0;
-    int ok_;
-    uint64_t k_;
-    uint64_t i_;
-    if (!apigen_get_u32(cx->rd, &v_nranks)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nranks"); return; }
-    nranks = (int)(int32_t)v_nranks;
-    if (!apigen_get_raw(cx->rd, &commId, sizeof(commId))) { apigen_reject(cx, APIGEN_BAD_ARGS, "commId"); return; }
-    if (!apigen_get_u32(cx->rd, &v_rank)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rank"); return; }
-    rank = (int)(int32_t)v_rank;
-    if (!apigen_get_u8(cx->rd, &p_comm)) { apigen_reject(cx, APIGEN_BAD_ARGS, "comm"); return; }
-    if (p_comm) {
-        n_comm = (uint64_t)(1);
-        comm = apigen_scratch(cx, n_comm, sizeof(ncclComm_t));
-        if (comm == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = pncclCommInitRank(comm, nranks, commId, rank);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == ncclSuccess;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_comm) { /* comm */
-        k_ = ok_ ? n_comm : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && comm[i_] != 0 ? apigen_handle_put_owned(cx, &ht_ncclComm_t, (void *)(uintptr_t)comm[i_]) : 0)) return;
-    }
-}
-
 static void h_pncclCommRevoke(apigen_call_ctx *cx)
 {
     ncclComm_t comm = {0};
@@ -2015,31 +1969,6 @@ static void h_pncclGather(apigen_call_ctx *cx)
     ret_ = nccl_host_gather(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-}
-
-static void h_pncclGetUniqueId(apigen_call_ctx *cx)
-{
-    ncclUniqueId *uniqueId = {0};
-    ncclResult_t ret_;
-    uint8_t p_uniqueId = 0;
-    uint64_t n_uniqueId = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u8(cx->rd, &p_uniqueId)) { apigen_reject(cx, APIGEN_BAD_ARGS, "uniqueId"); return; }
-    if (p_uniqueId) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(ncclUniqueId), &n_uniqueId)) { apigen_reject(cx, APIGEN_TOO_LARGE, "uniqueId"); return; }
-        uniqueId = apigen_scratch(cx, n_uniqueId, 1);
-        if (uniqueId == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = pncclGetUniqueId(uniqueId);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == ncclSuccess;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_uniqueId) { /* uniqueId */
-        k_ = ok_ ? n_uniqueId : 0;
-        if (!apigen_put_bytes_ref(cx->wr, uniqueId, k_)) return;
-    }
 }
 
 static void h_pncclGetVersion(apigen_call_ctx *cx)
@@ -2444,7 +2373,7 @@ static void h_pncclSend(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[73] = {
+static const char *const call_names_[71] = {
     [NCCL_CALL_apigenNcclCommDeregister] = "apigenNcclCommDeregister",
     [NCCL_CALL_apigenNcclCommInitRankConfig] = "apigenNcclCommInitRankConfig",
     [NCCL_CALL_apigenNcclCommInitRankScalable] = "apigenNcclCommInitRankScalable",
@@ -2453,6 +2382,7 @@ static const char *const call_names_[73] = {
     [NCCL_CALL_apigenNcclCommSplit] = "apigenNcclCommSplit",
     [NCCL_CALL_apigenNcclErrorText] = "apigenNcclErrorText",
     [NCCL_CALL_apigenNcclLastError] = "apigenNcclLastError",
+    [NCCL_CALL_apigenNcclSetEnv] = "apigenNcclSetEnv",
     [NCCL_CALL_ncclAllGather] = "ncclAllGather",
     [NCCL_CALL_ncclAllReduce] = "ncclAllReduce",
     [NCCL_CALL_ncclAlltoAll] = "ncclAlltoAll",
@@ -2496,14 +2426,11 @@ static const char *const call_names_[73] = {
     [NCCL_CALL_pncclCommDestroy] = "pncclCommDestroy",
     [NCCL_CALL_pncclCommFinalize] = "pncclCommFinalize",
     [NCCL_CALL_pncclCommGetAsyncError] = "pncclCommGetAsyncError",
-    [NCCL_CALL_pncclCommInitAll] = "pncclCommInitAll",
-    [NCCL_CALL_pncclCommInitRank] = "pncclCommInitRank",
     [NCCL_CALL_pncclCommRevoke] = "pncclCommRevoke",
     [NCCL_CALL_pncclCommUserRank] = "pncclCommUserRank",
     [NCCL_CALL_pncclCommWindowDeregister] = "pncclCommWindowDeregister",
     [NCCL_CALL_pncclCommWindowRegister] = "pncclCommWindowRegister",
     [NCCL_CALL_pncclGather] = "pncclGather",
-    [NCCL_CALL_pncclGetUniqueId] = "pncclGetUniqueId",
     [NCCL_CALL_pncclGetVersion] = "pncclGetVersion",
     [NCCL_CALL_pncclGroupEnd] = "pncclGroupEnd",
     [NCCL_CALL_pncclGroupSimulateEnd] = "pncclGroupSimulateEnd",
@@ -2518,7 +2445,7 @@ static const char *const call_names_[73] = {
     [NCCL_CALL_pncclScatter] = "pncclScatter",
     [NCCL_CALL_pncclSend] = "pncclSend",
 };
-static const apigen_handler_fn handlers_[73] = {
+static const apigen_handler_fn handlers_[71] = {
     [NCCL_CALL_apigenNcclCommDeregister] = h_apigenNcclCommDeregister,
     [NCCL_CALL_apigenNcclCommInitRankConfig] = h_apigenNcclCommInitRankConfig,
     [NCCL_CALL_apigenNcclCommInitRankScalable] = h_apigenNcclCommInitRankScalable,
@@ -2527,6 +2454,7 @@ static const apigen_handler_fn handlers_[73] = {
     [NCCL_CALL_apigenNcclCommSplit] = h_apigenNcclCommSplit,
     [NCCL_CALL_apigenNcclErrorText] = h_apigenNcclErrorText,
     [NCCL_CALL_apigenNcclLastError] = h_apigenNcclLastError,
+    [NCCL_CALL_apigenNcclSetEnv] = h_apigenNcclSetEnv,
     [NCCL_CALL_ncclAllGather] = h_ncclAllGather,
     [NCCL_CALL_ncclAllReduce] = h_ncclAllReduce,
     [NCCL_CALL_ncclAlltoAll] = h_ncclAlltoAll,
@@ -2570,14 +2498,11 @@ static const apigen_handler_fn handlers_[73] = {
     [NCCL_CALL_pncclCommDestroy] = h_pncclCommDestroy,
     [NCCL_CALL_pncclCommFinalize] = h_pncclCommFinalize,
     [NCCL_CALL_pncclCommGetAsyncError] = h_pncclCommGetAsyncError,
-    [NCCL_CALL_pncclCommInitAll] = h_pncclCommInitAll,
-    [NCCL_CALL_pncclCommInitRank] = h_pncclCommInitRank,
     [NCCL_CALL_pncclCommRevoke] = h_pncclCommRevoke,
     [NCCL_CALL_pncclCommUserRank] = h_pncclCommUserRank,
     [NCCL_CALL_pncclCommWindowDeregister] = h_pncclCommWindowDeregister,
     [NCCL_CALL_pncclCommWindowRegister] = h_pncclCommWindowRegister,
     [NCCL_CALL_pncclGather] = h_pncclGather,
-    [NCCL_CALL_pncclGetUniqueId] = h_pncclGetUniqueId,
     [NCCL_CALL_pncclGetVersion] = h_pncclGetVersion,
     [NCCL_CALL_pncclGroupEnd] = h_pncclGroupEnd,
     [NCCL_CALL_pncclGroupSimulateEnd] = h_pncclGroupSimulateEnd,

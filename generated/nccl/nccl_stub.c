@@ -9,6 +9,8 @@
 #include "nccl_wire.h"
 /* ---- hand-written guest functions ---- */
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle); /* hand-written, in the spec's sources */
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist); /* hand-written, in the spec's sources */
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank); /* hand-written, in the spec's sources */
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t *config); /* hand-written, in the spec's sources */
 ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds, ncclConfig_t *config); /* hand-written, in the spec's sources */
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle); /* hand-written, in the spec's sources */
@@ -16,6 +18,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeR
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config); /* hand-written, in the spec's sources */
 const char *ncclGetErrorString(ncclResult_t result); /* hand-written, in the spec's sources */
 const char *ncclGetLastError(ncclComm_t comm); /* hand-written, in the spec's sources */
+ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId); /* hand-written, in the spec's sources */
 
 /* apigenNcclCommDeregister: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
@@ -482,6 +485,55 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenNcclLastError(comm=%#llx, buf=%#llx, length=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)comm, (unsigned long long)(uintptr_t)buf, (unsigned long long)length, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenNcclSetEnv: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN ncclResult_t apigenNcclSetEnv(const char *vars, char *ignored, unsigned int length)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    ncclResult_t ret_ = {0};
+    uint64_t n_ignored = 0;
+    if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_apigenNcclSetEnv))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)length)) goto nomem; /* length */
+    if (!apigen_put_str(call_.wr, vars)) goto nomem; /* vars */
+    if (ignored != NULL) {
+        if (!apigen_mul_size((uint64_t)(length), sizeof(char), &n_ignored)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, ignored != NULL)) goto nomem; /* ignored */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (ncclResult_t)v_;
+    }
+    if (ignored != NULL && !apigen_get_into(&call_.rd, ignored, n_ignored, NULL)) goto bad; /* ignored */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (ncclResult_t)nccl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenNcclSetEnv(vars=\"%s\", ignored=%#llx, length=%llu) = %llu [%s, %llu us]", vars ? (const char *)vars : "(null)", (unsigned long long)(uintptr_t)ignored, (unsigned long long)length, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -979,7 +1031,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+/* The forwarder of ncclCommInitAll: the spec's hand-written guest code exports ncclCommInitAll and calls this. */
+APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1038,7 +1091,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+/* The forwarder of ncclCommInitRank: the spec's hand-written guest code exports ncclCommInitRank and calls this. */
+APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1324,7 +1378,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+/* The forwarder of ncclGetUniqueId: the spec's hand-written guest code exports ncclGetUniqueId and calls this. */
+APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclGetUniqueId(ncclUniqueId *uniqueId)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2460,114 +2515,12 @@ done:
 
 APIGEN_EXPORT ncclResult_t pncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
 {
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    ncclResult_t ret_ = {0};
-    uint64_t n_comm = 0;
-    uint64_t n_devlist = 0;
-    uint64_t i_;
-    if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_pncclCommInitAll))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)ndev)) goto nomem; /* ndev */
-    if (comm != NULL) {
-        n_comm = (uint64_t)(ndev);
-    }
-    if (!apigen_put_u8(call_.wr, comm != NULL)) goto nomem; /* comm */
-    if (devlist != NULL) {
-        if (!apigen_mul_size((uint64_t)(ndev), sizeof(int), &n_devlist)) goto badargs;
-    }
-    if (!apigen_put_opt_bytes_ref(call_.wr, devlist, n_devlist)) goto nomem; /* devlist */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (ncclResult_t)v_;
-    }
-    if (comm != NULL) { /* comm */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_comm) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            comm[i_] = (ncclComm_t)(uintptr_t)v_;
-        }
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (ncclResult_t)nccl_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("pncclCommInitAll(comm=%#llx, ndev=%lld, devlist=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)comm, (long long)ndev, (unsigned long long)(uintptr_t)devlist, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
+    return ncclCommInitAll(comm, ndev, devlist);
 }
 
 APIGEN_EXPORT ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    ncclResult_t ret_ = {0};
-    uint64_t n_comm = 0;
-    uint64_t i_;
-    if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_pncclCommInitRank))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)nranks)) goto nomem; /* nranks */
-    if (!apigen_put_raw(call_.wr, &commId, sizeof(commId))) goto nomem; /* commId */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rank)) goto nomem; /* rank */
-    if (comm != NULL) {
-        n_comm = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, comm != NULL)) goto nomem; /* comm */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (ncclResult_t)v_;
-    }
-    if (comm != NULL) { /* comm */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_comm) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            comm[i_] = (ncclComm_t)(uintptr_t)v_;
-        }
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (ncclResult_t)nccl_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("pncclCommInitRank(comm=%#llx, nranks=%lld, commId={...}, rank=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)comm, (long long)nranks, (long long)rank, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
+    return ncclCommInitRank(comm, nranks, commId, rank);
 }
 
 APIGEN_EXPORT ncclResult_t pncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t *config)
@@ -2840,47 +2793,7 @@ APIGEN_EXPORT const char *pncclGetLastError(ncclComm_t comm)
 
 APIGEN_EXPORT ncclResult_t pncclGetUniqueId(ncclUniqueId *uniqueId)
 {
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    ncclResult_t ret_ = {0};
-    uint64_t n_uniqueId = 0;
-    if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_pncclGetUniqueId))
-        goto fail;
-    if (uniqueId != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(ncclUniqueId), &n_uniqueId)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, uniqueId != NULL)) goto nomem; /* uniqueId */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (ncclResult_t)v_;
-    }
-    if (uniqueId != NULL && !apigen_get_into(&call_.rd, uniqueId, n_uniqueId, NULL)) goto bad; /* uniqueId */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (ncclResult_t)nccl_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("pncclGetUniqueId(uniqueId=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uniqueId, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
+    return ncclGetUniqueId(uniqueId);
 }
 
 APIGEN_EXPORT ncclResult_t pncclGetVersion(int *version)
@@ -3727,7 +3640,7 @@ APIGEN_EXPORT ncclResult_t ncclResetDebugInitInternal(void)
     return ncclInternalError;
 }
 
-static const char *const call_names_[73] = {
+static const char *const call_names_[71] = {
     [NCCL_CALL_apigenNcclCommDeregister] = "apigenNcclCommDeregister",
     [NCCL_CALL_apigenNcclCommInitRankConfig] = "apigenNcclCommInitRankConfig",
     [NCCL_CALL_apigenNcclCommInitRankScalable] = "apigenNcclCommInitRankScalable",
@@ -3736,6 +3649,7 @@ static const char *const call_names_[73] = {
     [NCCL_CALL_apigenNcclCommSplit] = "apigenNcclCommSplit",
     [NCCL_CALL_apigenNcclErrorText] = "apigenNcclErrorText",
     [NCCL_CALL_apigenNcclLastError] = "apigenNcclLastError",
+    [NCCL_CALL_apigenNcclSetEnv] = "apigenNcclSetEnv",
     [NCCL_CALL_ncclAllGather] = "ncclAllGather",
     [NCCL_CALL_ncclAllReduce] = "ncclAllReduce",
     [NCCL_CALL_ncclAlltoAll] = "ncclAlltoAll",
@@ -3779,14 +3693,11 @@ static const char *const call_names_[73] = {
     [NCCL_CALL_pncclCommDestroy] = "pncclCommDestroy",
     [NCCL_CALL_pncclCommFinalize] = "pncclCommFinalize",
     [NCCL_CALL_pncclCommGetAsyncError] = "pncclCommGetAsyncError",
-    [NCCL_CALL_pncclCommInitAll] = "pncclCommInitAll",
-    [NCCL_CALL_pncclCommInitRank] = "pncclCommInitRank",
     [NCCL_CALL_pncclCommRevoke] = "pncclCommRevoke",
     [NCCL_CALL_pncclCommUserRank] = "pncclCommUserRank",
     [NCCL_CALL_pncclCommWindowDeregister] = "pncclCommWindowDeregister",
     [NCCL_CALL_pncclCommWindowRegister] = "pncclCommWindowRegister",
     [NCCL_CALL_pncclGather] = "pncclGather",
-    [NCCL_CALL_pncclGetUniqueId] = "pncclGetUniqueId",
     [NCCL_CALL_pncclGetVersion] = "pncclGetVersion",
     [NCCL_CALL_pncclGroupEnd] = "pncclGroupEnd",
     [NCCL_CALL_pncclGroupSimulateEnd] = "pncclGroupSimulateEnd",

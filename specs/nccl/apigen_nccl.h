@@ -11,6 +11,11 @@
 /* ncclCommRegister's void *: a handle of the client on the wire */
 typedef struct apigenNcclRegistration_st *apigenNcclRegistration;
 
+/* The application's NCCL_* variables ("NAME=VALUE\n" each) for its session
+ * process, before NCCL starts there; the names the server did not apply
+ * come back in ignored (length bytes, "NAME " each) */
+ncclResult_t apigenNcclSetEnv(const char *vars, char *ignored, unsigned int length);
+
 /* ncclGetErrorString(result) into buf (length bytes, NUL-terminated) */
 ncclResult_t apigenNcclErrorText(ncclResult_t result, char *buf, unsigned int length);
 /* ncclGetLastError(comm) into buf (comm may be NULL: the process's) */

@@ -10,8 +10,14 @@
  *   which fields it has; a struct larger than this header's is cut to this
  *   header's, which host.c states to NCCL) and the strings beside them.
  * - ncclCommRegister's void * is an apigenNcclRegistration handle on the
- *   wire: what the program holds is the handle's id. */
+ *   wire: what the program holds is the handle's id.
+ * - The calls that start NCCL in the session process (unique id,
+ *   communicator inits) first send the application's NCCL_* variables,
+ *   once per process: the server applies those that tune or diagnose NCCL
+ *   and names the others, which the stub logs once. */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "apigen_rt.h"
@@ -40,6 +46,66 @@ APIGEN_EXPORT const char *ncclGetLastError(ncclComm_t comm)
     return last;
 }
 
+extern char **environ;
+
+ncclResult_t nccl_fwd_ncclGetUniqueId(ncclUniqueId *uniqueId);
+ncclResult_t nccl_fwd_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
+ncclResult_t nccl_fwd_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
+
+static void send_env(void)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "NCCL_", 5) == 0) n += strlen(*e) + 1;
+    if (!n) return;
+    char *vars = malloc(n + 1), ignored[1024] = "";
+    if (!vars) return;
+    size_t at = 0;
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "NCCL_", 5) != 0 || strchr(*e, '\n')) continue;
+        size_t k = strlen(*e);
+        memcpy(vars + at, *e, k);
+        vars[at + k] = '\n';
+        at += k + 1;
+    }
+    vars[at] = 0;
+    apigen_hold_deferred(true);
+    ncclResult_t r = apigenNcclSetEnv(vars, ignored, sizeof ignored);
+    apigen_hold_deferred(false);
+    free(vars);
+    ignored[sizeof ignored - 1] = 0;
+    size_t k = strlen(ignored);
+    if (k && ignored[k - 1] == ' ') ignored[k - 1] = 0;
+    if (r == ncclSuccess && ignored[0])
+        apigen_log("nccl: not applied to NCCL on the server (its own environment decides them): %s",
+                   ignored);
+}
+
+/* before a call that may start NCCL in the session process */
+static void env_once(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, send_env);
+}
+
+APIGEN_EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+{
+    env_once();
+    return nccl_fwd_ncclGetUniqueId(uniqueId);
+}
+
+APIGEN_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
+    env_once();
+    return nccl_fwd_ncclCommInitRank(comm, nranks, commId, rank);
+}
+
+APIGEN_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
+    env_once();
+    return nccl_fwd_ncclCommInitAll(comm, ndev, devlist);
+}
+
 /* What of the caller's config travels: its bytes (at most this header's
  * struct) with the string pointers cleared, and the strings apart. NULL:
  * no config. */
@@ -63,6 +129,7 @@ APIGEN_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, 
     ncclConfig_t c;
     const char *net, *name;
     const ncclConfig_t *cp = config_bytes(config, &c, &net, &name);
+    env_once();
     return apigenNcclCommInitRankConfig(comm, nranks, commId, rank, cp, net, name);
 }
 
@@ -73,6 +140,7 @@ APIGEN_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nra
     ncclConfig_t c;
     const char *net, *name;
     const ncclConfig_t *cp = config_bytes(config, &c, &net, &name);
+    env_once();
     return apigenNcclCommInitRankScalable(newcomm, nranks, myrank, nId, commIds, cp, net, name);
 }
 
@@ -82,6 +150,7 @@ APIGEN_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, nc
     ncclConfig_t c;
     const char *net, *name;
     const ncclConfig_t *cp = config_bytes(config, &c, &net, &name);
+    env_once();
     return apigenNcclCommSplit(comm, color, key, newcomm, cp, net, name);
 }
 
@@ -92,6 +161,7 @@ APIGEN_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList
     ncclConfig_t c;
     const char *net, *name;
     const ncclConfig_t *cp = config_bytes(config, &c, &net, &name);
+    env_once();
     return apigenNcclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, cp, net, name,
                                 shrinkFlags);
 }

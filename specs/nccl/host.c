@@ -11,9 +11,15 @@
  *   read past the bytes that came), and a non-blocking communicator is made
  *   blocking (every call completes before it returns: a non-blocking caller
  *   never sees ncclInProgress, which NCCL allows).
+ * - The application's NCCL_* variables: those that tune or diagnose NCCL are
+ *   set in its session process (a process of its own: under --isolation
+ *   thread, where sessions share one, none is), the others named back.
  * - The internal calls of apigen_nccl.h. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apigen_rt.h"
 #include "nccl_wire.h"
@@ -36,6 +42,67 @@ ncclResult_t apigenNcclErrorText(ncclResult_t result, char *buf, unsigned int le
 ncclResult_t apigenNcclLastError(ncclComm_t comm, char *buf, unsigned int length)
 {
     copy_text(buf, length, ncclGetLastError(comm));
+    return ncclSuccess;
+}
+
+/* ---- the application's environment ---------------------------------------------- */
+
+/* What a client may set for its own session process: how NCCL tunes and
+ * reports itself. Never a variable that names a file or a plugin (NCCL_NET_PLUGIN
+ * would load a library of the client's choice, NCCL_DEBUG_FILE write a file),
+ * the machine's network or hardware (NCCL_SOCKET_IFNAME, NCCL_IB_HCA), or
+ * NVLink multicast (NCCL_NVLS_ENABLE): the server's own environment decides
+ * those. */
+static const char *const tunable[] = {
+    "NCCL_DEBUG",          "NCCL_DEBUG_SUBSYS",  "NCCL_ALGO",           "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",  "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",       "NCCL_MAX_CTAS",
+    "NCCL_NTHREADS",       "NCCL_BUFFSIZE",      "NCCL_P2P_DISABLE",    "NCCL_P2P_LEVEL",
+    "NCCL_SHM_DISABLE",    "NCCL_CUMEM_ENABLE",  "NCCL_LAUNCH_MODE",    "NCCL_CHECK_POINTERS",
+    "NCCL_RUNTIME_CONNECT", "NCCL_GRAPH_REGISTER", "NCCL_LOCAL_REGISTER", "NCCL_CROSS_NIC",
+    "NCCL_NET_GDR_LEVEL",  "NCCL_NET_GDR_READ",  "NCCL_IB_DISABLE",     "NCCL_CTA_POLICY",
+};
+
+static bool is_tunable(const char *name, size_t n)
+{
+    for (size_t i = 0; i < sizeof tunable / sizeof *tunable; i++)
+        if (strlen(tunable[i]) == n && memcmp(tunable[i], name, n) == 0) return true;
+    return false;
+}
+
+static void note_ignored(char *ignored, unsigned int length, const char *name, size_t n)
+{
+    size_t at = strlen(ignored);
+    if (at + n + 2 > length) return;
+    memcpy(ignored + at, name, n);
+    ignored[at + n] = ' ';
+    ignored[at + n + 1] = 0;
+}
+
+ncclResult_t nccl_host_set_env(apigen_call_ctx *cx, const char *vars, char *ignored,
+                               unsigned int length)
+{
+    if (length) ignored[0] = 0;
+    bool shared = false;
+    uint64_t gpid;
+    apigen_guest_pids(cx, (uint64_t)getpid(), &gpid, 1, &shared);
+    for (const char *line = vars; line && *line;) {
+        const char *end = strchr(line, '\n'), *eq = strchr(line, '=');
+        if (!end) end = line + strlen(line);
+        if (eq && eq < end && (size_t)(end - eq - 1) < 256) {
+            size_t n = (size_t)(eq - line);
+            if (!shared && is_tunable(line, n)) {
+                char name[64], value[256];
+                memcpy(name, line, n < sizeof name ? n : sizeof name - 1);
+                name[n < sizeof name ? n : sizeof name - 1] = 0;
+                memcpy(value, eq + 1, (size_t)(end - eq - 1));
+                value[end - eq - 1] = 0;
+                setenv(name, value, 1);
+            } else {
+                note_ignored(ignored, length, line, n);
+            }
+        }
+        line = *end ? end + 1 : end;
+    }
     return ncclSuccess;
 }
 

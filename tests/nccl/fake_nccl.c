@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -1208,6 +1209,16 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
     struct op o = {.kind = K_INIT, .out = comm, .nranks = nranks, .rank = rank};
     memcpy(o.id, id->internal + ID_MAGIC_LEN, KEY_BYTES);
     if (cudaGetDevice(&o.dev) != cudaSuccess) o.dev = 0;
+    /* as NCCL_DEBUG=INFO makes NCCL print to stdout: what of the tuning
+       environment this process sees (tests/nccl: the application's, applied
+       to its session process when forwarded) */
+    const char *dbg = getenv("NCCL_DEBUG");
+    if (dbg && strcasecmp(dbg, "INFO") == 0) {
+        const char *algo = getenv("NCCL_ALGO"), *net = getenv("NCCL_NET_PLUGIN");
+        printf("fake NCCL INFO rank %d: NCCL_ALGO %s, NCCL_NET_PLUGIN %s\n", rank, algo ? algo : "unset",
+               net ? net : "unset");
+        fflush(stdout);
+    }
     *comm = NULL;
     return submit(&o);
 }
