@@ -51,8 +51,8 @@ ncclResult_t apigenNcclLastError(ncclComm_t comm, char *buf, unsigned int length
  * reports itself. Never a variable that names a file or a plugin (NCCL_NET_PLUGIN
  * would load a library of the client's choice, NCCL_DEBUG_FILE write a file),
  * the machine's network or hardware (NCCL_SOCKET_IFNAME, NCCL_IB_HCA), or
- * NVLink multicast (NCCL_NVLS_ENABLE): the server's own environment decides
- * those. */
+ * NVLink multicast turned on (NCCL_NVLS_ENABLE other than 0): the server's
+ * own environment decides those. */
 static const char *const tunable[] = {
     "NCCL_DEBUG",          "NCCL_DEBUG_SUBSYS",  "NCCL_ALGO",           "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",  "NCCL_MAX_NCHANNELS", "NCCL_MIN_CTAS",       "NCCL_MAX_CTAS",
@@ -90,7 +90,10 @@ ncclResult_t nccl_host_set_env(apigen_call_ctx *cx, const char *vars, char *igno
         if (!end) end = line + strlen(line);
         if (eq && eq < end && (size_t)(end - eq - 1) < 256) {
             size_t n = (size_t)(eq - line);
-            if (!shared && is_tunable(line, n)) {
+            /* NVLink multicast may be turned off, never on */
+            bool nvls_off = n == 16 && memcmp(line, "NCCL_NVLS_ENABLE", 16) == 0 && end - eq == 2 &&
+                            eq[1] == '0';
+            if (!shared && (is_tunable(line, n) || nvls_off)) {
                 char name[64], value[256];
                 memcpy(name, line, n < sizeof name ? n : sizeof name - 1);
                 name[n < sizeof name ? n : sizeof name - 1] = 0;
