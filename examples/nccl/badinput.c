@@ -5,8 +5,10 @@
  * is not the client's (checked on the server with the communicator's size
  * and rank), a device scalar that is host memory, a forged registration, a
  * free of memory ncclMemAlloc never gave, a config that claims to be larger
- * than the stub's header. Each gives NCCL's ncclInvalidArgument (or the
- * library's own answer), never a crash; the real calls around them work.
+ * than the stub's header, a queued repeat on a destroyed communicator (its
+ * error comes with the next call). Each gives NCCL's ncclInvalidArgument
+ * (or the library's own answer), never a crash; the real calls around them
+ * work.
  * Run forwarded (tests/nccl: the expected output is the stub's). */
 #include <stdint.h>
 #include <stdio.h>
@@ -76,8 +78,16 @@ int main(void)
     show("real communicator: ncclAllReduce", ncclAllReduce(d, d, N, ncclFloat32, ncclSum, comm, 0),
          ncclSuccess);
     show("real communicator: ncclCommDestroy", ncclCommDestroy(comm), ncclSuccess);
-    show("destroyed communicator: ncclAllReduce", ncclAllReduce(d, d, N, ncclFloat32, ncclSum, comm, 0),
+    show("destroyed communicator: ncclAllReduce", ncclAllReduce(d, d, N / 2, ncclFloat32, ncclSum, comm, 0),
          ncclInvalidArgument);
+    /* the shape of a call that succeeded before is queued (specs/nccl.yaml):
+       the server's refusal comes with the thread's next NCCL call */
+    show("destroyed communicator, a repeat (queued): ncclAllReduce",
+         ncclAllReduce(d, d, N, ncclFloat32, ncclSum, comm, 0), ncclSuccess);
+    int version = 0;
+    show("the next call returns the queued call's error: ncclGetVersion", ncclGetVersion(&version),
+         ncclInvalidArgument);
+    show("and the one after it its own: ncclGetVersion", ncclGetVersion(&version), ncclSuccess);
     printf("every bad input failed cleanly: %s\n", bad ? "NO" : "yes");
     free(host);
     cudaFree(d), cudaFree(shorter);

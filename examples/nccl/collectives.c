@@ -249,6 +249,16 @@ static void collectives(ncclComm_t comm)
         check("ncclMemFree", ncclMemFree(m));
     }
 
+    /* the same collectives again and again, as a training or inference loop
+       makes them (forwarded, repeats are queued: specs/nccl.yaml) */
+    put_floats(a, N, 1.0f, (float)rank);
+    r = ncclSuccess;
+    for (int i = 0; i < 10 && r == ncclSuccess; i++) {
+        r = ncclAllReduce(a, b, N, ncclFloat32, ncclSum, comm, stream);
+        if (r == ncclSuccess) r = ncclAllReduce(b, a, N, ncclFloat32, ncclMax, comm, stream);
+    }
+    if (check("a loop of allreduces", r)) show_floats("after 10 rounds of sum and max", a, N);
+
     /* an argument NCCL refuses: its answer, and a last error to read */
     r = ncclAllReduce(a, b, N, ncclNumTypes, ncclSum, comm, stream);
     printf("allreduce of no type: %s; last error %s\n", res(r), *ncclGetLastError(comm) ? "set" : "empty");

@@ -2545,7 +2545,7 @@ const apigen_api apigen_api_nccl = {
     },
     .cb_dispatch = NULL,
     .ncb_types = NCCL_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .device_destroy = NULL,
     .isolate_process = true,
     .family = "cuda",

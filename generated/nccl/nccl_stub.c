@@ -43,6 +43,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommDeregister(ncclComm_t comm, apigenNcclR
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -104,6 +108,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommInitRankConfig(ncclComm_t *newcomm, int
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             newcomm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -172,6 +180,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommInitRankScalable(ncclComm_t *newcomm, i
             newcomm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -232,6 +244,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommRegister(ncclComm_t comm, void *buff, s
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             handle[i_] = (apigenNcclRegistration)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -302,6 +318,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommShrink(ncclComm_t comm, const int *excl
             newcomm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -369,6 +389,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclCommSplit(ncclComm_t comm, int color, int k
             newcomm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -415,6 +439,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclErrorText(ncclResult_t result, char *buf, u
         ret_ = (ncclResult_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -466,6 +494,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclLastError(ncclComm_t comm, char *buf, unsig
         ret_ = (ncclResult_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -515,6 +547,10 @@ APIGEN_HIDDEN ncclResult_t apigenNcclSetEnv(const char *vars, char *ignored, uns
         ret_ = (ncclResult_t)v_;
     }
     if (ignored != NULL && !apigen_get_into(&call_.rd, ignored, n_ignored, NULL)) goto bad; /* ignored */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -544,6 +580,7 @@ APIGEN_EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -556,6 +593,26 @@ APIGEN_EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, s
     if (!apigen_put_u32(call_.wr, (uint32_t)datatype)) goto nomem; /* datatype */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclAllGather);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &sendcount, sizeof sendcount);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -563,6 +620,12 @@ APIGEN_EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -590,6 +653,7 @@ APIGEN_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
@@ -604,6 +668,28 @@ APIGEN_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, s
     if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclAllReduce);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -611,6 +697,12 @@ APIGEN_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -638,6 +730,7 @@ APIGEN_EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, si
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -649,6 +742,25 @@ APIGEN_EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, si
     if (!apigen_put_u32(call_.wr, (uint32_t)datatype)) goto nomem; /* datatype */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclAlltoAll);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -656,6 +768,12 @@ APIGEN_EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, si
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -683,6 +801,7 @@ APIGEN_EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t da
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)buff); /* buff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -695,6 +814,26 @@ APIGEN_EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t da
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclBcast);
+    rk_ = apigen_repeat_mix_u64(rk_, buff ? 256 + ((uint64_t)(uintptr_t)buff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -702,6 +841,12 @@ APIGEN_EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t da
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -729,6 +874,7 @@ APIGEN_EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -742,6 +888,27 @@ APIGEN_EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, s
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclBroadcast);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -749,6 +916,12 @@ APIGEN_EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -788,6 +961,10 @@ APIGEN_EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -834,6 +1011,10 @@ APIGEN_EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
         ret_ = (ncclResult_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -882,6 +1063,10 @@ APIGEN_EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device)
         ret_ = (ncclResult_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -924,6 +1109,10 @@ APIGEN_EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -962,6 +1151,10 @@ APIGEN_EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1008,6 +1201,10 @@ APIGEN_EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *
         ret_ = (ncclResult_t)v_;
     }
     if (asyncError != NULL && !apigen_get_into(&call_.rd, asyncError, n_asyncError, NULL)) goto bad; /* asyncError */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1068,6 +1265,10 @@ APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclCommInitAll(ncclComm_t *comm, int ndev, 
             comm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1125,6 +1326,10 @@ APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclCommInitRank(ncclComm_t *comm, int nrank
             comm[i_] = (ncclComm_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1164,6 +1369,10 @@ APIGEN_EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1210,6 +1419,10 @@ APIGEN_EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
         ret_ = (ncclResult_t)v_;
     }
     if (rank != NULL && !apigen_get_into(&call_.rd, rank, n_rank, NULL)) goto bad; /* rank */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1253,6 +1466,10 @@ APIGEN_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1311,6 +1528,10 @@ APIGEN_EXPORT ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, s
             win[i_] = (ncclWindow_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1337,6 +1558,7 @@ APIGEN_EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1350,6 +1572,27 @@ APIGEN_EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclGather);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1357,6 +1600,12 @@ APIGEN_EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1401,6 +1650,10 @@ APIGEN_HIDDEN ncclResult_t nccl_fwd_ncclGetUniqueId(ncclUniqueId *uniqueId)
         ret_ = (ncclResult_t)v_;
     }
     if (uniqueId != NULL && !apigen_get_into(&call_.rd, uniqueId, n_uniqueId, NULL)) goto bad; /* uniqueId */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1446,6 +1699,10 @@ APIGEN_EXPORT ncclResult_t ncclGetVersion(int *version)
         ret_ = (ncclResult_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1484,6 +1741,10 @@ APIGEN_EXPORT ncclResult_t ncclGroupEnd(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1524,6 +1785,10 @@ APIGEN_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
         ret_ = (ncclResult_t)v_;
     }
     if (simInfo != NULL && !apigen_get_into(&call_.rd, simInfo, n_simInfo, NULL)) goto bad; /* simInfo */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1550,8 +1815,19 @@ APIGEN_EXPORT ncclResult_t ncclGroupStart(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_ncclGroupStart))
         goto fail;
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclGroupStart);
+    if (apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1559,6 +1835,12 @@ APIGEN_EXPORT ncclResult_t ncclGroupStart(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1610,6 +1892,10 @@ APIGEN_EXPORT ncclResult_t ncclMemAlloc(void **ptr, size_t size)
     }
     if (ptr != NULL && ret_ == ncclSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&nccl_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1651,6 +1937,10 @@ APIGEN_EXPORT ncclResult_t ncclMemFree(void *ptr)
     }
     if (ret_ == ncclSuccess) /* ptr: its range is gone */
         apigen_dev_forget(&nccl_api, call_.server, (uint64_t)(uintptr_t)ptr);
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1677,6 +1967,7 @@ APIGEN_EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1689,6 +1980,26 @@ APIGEN_EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t
     if (!apigen_put_u32(call_.wr, (uint32_t)peer)) goto nomem; /* peer */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclRecv);
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &peer, sizeof peer);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1696,6 +2007,12 @@ APIGEN_EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1757,6 +2074,10 @@ APIGEN_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scala
         ret_ = (ncclResult_t)v_;
     }
     if (op != NULL && !apigen_get_into(&call_.rd, op, n_op, NULL)) goto bad; /* op */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1800,6 +2121,10 @@ APIGEN_EXPORT ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1826,6 +2151,7 @@ APIGEN_EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1840,6 +2166,28 @@ APIGEN_EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclReduce);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1847,6 +2195,12 @@ APIGEN_EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1874,6 +2228,7 @@ APIGEN_EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuf
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1887,6 +2242,27 @@ APIGEN_EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuf
     if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclReduceScatter);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &recvcount, sizeof recvcount);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1894,6 +2270,12 @@ APIGEN_EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuf
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1928,6 +2310,7 @@ APIGEN_EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, siz
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1941,6 +2324,27 @@ APIGEN_EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, siz
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclScatter);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1948,6 +2352,12 @@ APIGEN_EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, siz
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1975,6 +2385,7 @@ APIGEN_EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclData
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -1987,6 +2398,26 @@ APIGEN_EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclData
     if (!apigen_put_u32(call_.wr, (uint32_t)peer)) goto nomem; /* peer */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_ncclSend);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &peer, sizeof peer);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1994,6 +2425,12 @@ APIGEN_EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclData
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2021,6 +2458,7 @@ APIGEN_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -2033,6 +2471,26 @@ APIGEN_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, 
     if (!apigen_put_u32(call_.wr, (uint32_t)datatype)) goto nomem; /* datatype */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclAllGather);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &sendcount, sizeof sendcount);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2040,6 +2498,12 @@ APIGEN_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2067,6 +2531,7 @@ APIGEN_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
@@ -2081,6 +2546,28 @@ APIGEN_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, 
     if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclAllReduce);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2088,6 +2575,12 @@ APIGEN_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2115,6 +2608,7 @@ APIGEN_EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)stream); /* stream */
@@ -2126,6 +2620,25 @@ APIGEN_EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, s
     if (!apigen_put_u32(call_.wr, (uint32_t)datatype)) goto nomem; /* datatype */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclAlltoAll);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2133,6 +2646,12 @@ APIGEN_EXPORT ncclResult_t pncclAlltoAll(const void *sendbuff, void *recvbuff, s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2160,6 +2679,7 @@ APIGEN_EXPORT ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t d
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)buff); /* buff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -2172,6 +2692,26 @@ APIGEN_EXPORT ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t d
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclBcast);
+    rk_ = apigen_repeat_mix_u64(rk_, buff ? 256 + ((uint64_t)(uintptr_t)buff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2179,6 +2719,12 @@ APIGEN_EXPORT ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t d
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2206,6 +2752,7 @@ APIGEN_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -2219,6 +2766,27 @@ APIGEN_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, 
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclBroadcast);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2226,6 +2794,12 @@ APIGEN_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2265,6 +2839,10 @@ APIGEN_EXPORT ncclResult_t pncclCommAbort(ncclComm_t comm)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2311,6 +2889,10 @@ APIGEN_EXPORT ncclResult_t pncclCommCount(const ncclComm_t comm, int *count)
         ret_ = (ncclResult_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2359,6 +2941,10 @@ APIGEN_EXPORT ncclResult_t pncclCommCuDevice(const ncclComm_t comm, int *device)
         ret_ = (ncclResult_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2406,6 +2992,10 @@ APIGEN_EXPORT ncclResult_t pncclCommDestroy(ncclComm_t comm)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2444,6 +3034,10 @@ APIGEN_EXPORT ncclResult_t pncclCommFinalize(ncclComm_t comm)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2490,6 +3084,10 @@ APIGEN_EXPORT ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t 
         ret_ = (ncclResult_t)v_;
     }
     if (asyncError != NULL && !apigen_get_into(&call_.rd, asyncError, n_asyncError, NULL)) goto bad; /* asyncError */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2558,6 +3156,10 @@ APIGEN_EXPORT ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2613,6 +3215,10 @@ APIGEN_EXPORT ncclResult_t pncclCommUserRank(const ncclComm_t comm, int *rank)
         ret_ = (ncclResult_t)v_;
     }
     if (rank != NULL && !apigen_get_into(&call_.rd, rank, n_rank, NULL)) goto bad; /* rank */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2656,6 +3262,10 @@ APIGEN_EXPORT ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2714,6 +3324,10 @@ APIGEN_EXPORT ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void *buff, 
             win[i_] = (ncclWindow_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2740,6 +3354,7 @@ APIGEN_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, siz
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -2753,6 +3368,27 @@ APIGEN_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, siz
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclGather);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2760,6 +3396,12 @@ APIGEN_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, siz
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2818,6 +3460,10 @@ APIGEN_EXPORT ncclResult_t pncclGetVersion(int *version)
         ret_ = (ncclResult_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2856,6 +3502,10 @@ APIGEN_EXPORT ncclResult_t pncclGroupEnd(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2896,6 +3546,10 @@ APIGEN_EXPORT ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
         ret_ = (ncclResult_t)v_;
     }
     if (simInfo != NULL && !apigen_get_into(&call_.rd, simInfo, n_simInfo, NULL)) goto bad; /* simInfo */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2922,8 +3576,19 @@ APIGEN_EXPORT ncclResult_t pncclGroupStart(void)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     if (!apigen_call_begin(&nccl_api, &call_, NCCL_CALL_pncclGroupStart))
         goto fail;
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclGroupStart);
+    if (apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2931,6 +3596,12 @@ APIGEN_EXPORT ncclResult_t pncclGroupStart(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2982,6 +3653,10 @@ APIGEN_EXPORT ncclResult_t pncclMemAlloc(void **ptr, size_t size)
     }
     if (ptr != NULL && ret_ == ncclSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&nccl_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3023,6 +3698,10 @@ APIGEN_EXPORT ncclResult_t pncclMemFree(void *ptr)
     }
     if (ret_ == ncclSuccess) /* ptr: its range is gone */
         apigen_dev_forget(&nccl_api, call_.server, (uint64_t)(uintptr_t)ptr);
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3049,6 +3728,7 @@ APIGEN_EXPORT ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -3061,6 +3741,26 @@ APIGEN_EXPORT ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_
     if (!apigen_put_u32(call_.wr, (uint32_t)peer)) goto nomem; /* peer */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclRecv);
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &peer, sizeof peer);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3068,6 +3768,12 @@ APIGEN_EXPORT ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3129,6 +3835,10 @@ APIGEN_EXPORT ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scal
         ret_ = (ncclResult_t)v_;
     }
     if (op != NULL && !apigen_get_into(&call_.rd, op, n_op, NULL)) goto bad; /* op */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3172,6 +3882,10 @@ APIGEN_EXPORT ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
     }
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3198,6 +3912,7 @@ APIGEN_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, siz
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -3212,6 +3927,28 @@ APIGEN_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, siz
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclReduce);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3219,6 +3956,12 @@ APIGEN_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, siz
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3246,6 +3989,7 @@ APIGEN_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -3259,6 +4003,27 @@ APIGEN_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbu
     if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclReduceScatter);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &recvcount, sizeof recvcount);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &op, sizeof op);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3266,6 +4031,12 @@ APIGEN_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3300,6 +4071,7 @@ APIGEN_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, si
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)recvbuff); /* recvbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -3313,6 +4085,27 @@ APIGEN_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, si
     if (!apigen_put_u32(call_.wr, (uint32_t)root)) goto nomem; /* root */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclScatter);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix_u64(rk_, recvbuff ? 256 + ((uint64_t)(uintptr_t)recvbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &root, sizeof root);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3320,6 +4113,12 @@ APIGEN_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, si
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3347,6 +4146,7 @@ APIGEN_EXPORT ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDat
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     ncclResult_t ret_ = {0};
+    uint64_t rk_ = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&nccl_api, (uint64_t)(uintptr_t)sendbuff); /* sendbuff */
     if (srv_ < 0) srv_ = apigen_route_id(&nccl_api, (uint64_t)(uintptr_t)comm); /* comm */
@@ -3359,6 +4159,26 @@ APIGEN_EXPORT ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDat
     if (!apigen_put_u32(call_.wr, (uint32_t)peer)) goto nomem; /* peer */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)comm)) goto nomem; /* comm */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    /* async_repeats: queued once the library accepted these values (runtime/repeat.c) */
+    rk_ = apigen_repeat_key(&nccl_api, NCCL_CALL_pncclSend);
+    rk_ = apigen_repeat_mix_u64(rk_, sendbuff ? 256 + ((uint64_t)(uintptr_t)sendbuff & 255) : 0); /* aligned as */
+    rk_ = apigen_repeat_mix(rk_, &count, sizeof count);
+    rk_ = apigen_repeat_mix(rk_, &datatype, sizeof datatype);
+    rk_ = apigen_repeat_mix(rk_, &peer, sizeof peer);
+    rk_ = apigen_repeat_mix(rk_, &comm, sizeof comm);
+    rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+            && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = ncclSuccess;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3366,6 +4186,12 @@ APIGEN_EXPORT ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDat
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (ncclResult_t)v_;
+    }
+    if (ret_ == ncclSuccess)
+        apigen_repeat_note(rk_); /* accepted: a repeat of these values is queued */
+    if (call_.has_deferred && (ret_ == ncclSuccess || ret_ == (ncclResult_t)call_.deferred_error)) {
+        ret_ = (ncclResult_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3734,7 +4560,7 @@ const apigen_api nccl_api = {
     },
     .cb_dispatch = NULL,
     .ncb_types = NCCL_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .family = "cuda",
     .tstate_effects = APIGEN_TSTATE_EFFECTS_NONE,
 };

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NCCL_FINGERPRINT UINT64_C(0x52d6f36fbca36681)
+#define NCCL_FINGERPRINT UINT64_C(0x451c733ad8d3b2aa)
 
 /* Call ids: forwarded and custom functions. */
 enum {
