@@ -1,6 +1,7 @@
 # torch.distributed over NCCL, one process per GPU (every GPU of the machine,
-# at least 2 for the point-to-point sections): collectives of several kinds
-# and a DistributedDataParallel training loop. Rank 0 prints a digest per
+# at least 2 for the point-to-point sections): collectives of several kinds,
+# an all-reduce captured in a CUDA graph and replayed, and a
+# DistributedDataParallel training loop. Rank 0 prints a digest per
 # section (every rank holds the same results where a collective makes them
 # equal) and the time. Library mode forwards NCCL itself (apigen's
 # libnccl.so.2: the ranks' NCCL runs on the server); driver mode runs
@@ -92,6 +93,30 @@ def run(rank, world, port, steps):
             dist.all_reduce(x, group=grp)
         return dg(x)
     out("subgroup", subgroup)
+
+    def graph():
+        # an all-reduce captured in a CUDA graph and replayed, as inference
+        # engines run tensor-parallel layers
+        x = torch.zeros(4096, device=dev)
+        s = torch.cuda.Stream(device=dev)
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(2):  # warm-up outside the capture
+                x.fill_(rank + 1)
+                dist.all_reduce(x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            x.add_(1)
+            dist.all_reduce(x)
+        outs = []
+        for i in range(3):
+            x.fill_(float(i + rank))
+            g.replay()
+            outs.append(x.clone())
+        torch.cuda.synchronize()
+        return dg(torch.cat(outs))
+    out("graph", graph)
 
     def ddp():
         torch.manual_seed(0)
