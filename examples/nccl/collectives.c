@@ -9,6 +9,8 @@
  * forwarded it must be identical.
  *
  *   collectives [NRANKS]   (default 2; rank r uses device r % the device count)
+ *   collectives --all N    one process drives N ranks (ncclCommInitAll, a group
+ *                          of all-reduces over every communicator)
  *
  * Values are small integers, exact in every type used, so any reduction
  * order gives the same bits. Exit status: 0, 2 with "no usable GPU", or 1. */
@@ -68,6 +70,14 @@ static void put_floats(float *d, size_t n, float scale, float offset)
     for (size_t i = 0; i < n; i++) h[i] = scale * (float)(i % 97) + offset;
     cuda_ok("upload", cudaMemcpy(d, h, n * sizeof *h, cudaMemcpyHostToDevice));
     free(h);
+}
+
+/* N floats on the current device, (i % 97) + r + 1 */
+static float *dev_floats(int r)
+{
+    float *d = dev(N * sizeof(float));
+    if (d) put_floats(d, N, 1.0f, (float)(r + 1));
+    return d;
 }
 
 /* what a float buffer holds: a sum and three samples, exact */
@@ -329,8 +339,55 @@ static int run_rank(const char *dir)
     return failed;
 }
 
+/* One process driving every rank (ncclCommInitAll, as a single-process
+ * multi-GPU program does): rank r on device r % the device count; one group
+ * of all-reduces over all communicators. */
+static int run_all(int n)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
+        printf("no usable GPU\n");
+        return 2;
+    }
+    ncclComm_t comms[8];
+    int devs[8];
+    float *bufs[8] = {0};
+    for (int r = 0; r < n; r++) devs[r] = r % ndev;
+    ncclResult_t e = ncclCommInitAll(comms, n, devs);
+    printf("ncclCommInitAll of %d: %s\n", n, res(e));
+    if (e != ncclSuccess) return 0; /* the library's answer (one GPU: duplicates) is the output */
+    for (int r = 0; r < n; r++) {
+        int count = -1, me = -1, dev = -1;
+        ncclCommCount(comms[r], &count), ncclCommUserRank(comms[r], &me), ncclCommCuDevice(comms[r], &dev);
+        printf("communicator %d: %d ranks, rank %d, device %d\n", r, count, me, dev);
+        if (!cuda_ok("cudaSetDevice", cudaSetDevice(devs[r])) || !(bufs[r] = dev_floats(r))) return 1;
+    }
+    for (int round = 0; round < 3; round++) {
+        e = ncclGroupStart();
+        for (int r = 0; r < n && e == ncclSuccess; r++)
+            e = ncclAllReduce(bufs[r], bufs[r], N, ncclFloat32, ncclSum, comms[r], 0);
+        ncclResult_t end = ncclGroupEnd();
+        check("a group of all-reduces", e != ncclSuccess ? e : end);
+    }
+    for (int r = 0; r < n; r++) {
+        cuda_ok("cudaSetDevice", cudaSetDevice(devs[r]));
+        char what[64];
+        snprintf(what, sizeof what, "rank %d after 3 rounds", r);
+        show_floats(what, bufs[r], N);
+        cudaFree(bufs[r]);
+        check("ncclCommDestroy", ncclCommDestroy(comms[r]));
+    }
+    printf("%s\n", failed ? "FAILED" : "done");
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--all") == 0) {
+        nranks = atoi(argv[2]);
+        return nranks >= 1 && nranks <= 8 ? run_all(nranks) : 1;
+    }
     if (argc == 5 && strcmp(argv[1], "--rank") == 0) {
         rank = atoi(argv[2]), nranks = atoi(argv[3]);
         return run_rank(argv[4]);

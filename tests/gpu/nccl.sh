@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/nccl.sh: on a machine with NVIDIA GPUs (two or more for a real
 # exchange), NCCL forwarded as a library: examples/nccl/collectives (one
-# process per rank, every collective and point to point call) natively and
+# process per rank, every collective and point to point call; then one
+# process driving every GPU: --all) natively and
 # through apigen's libnccl.so.2 and libcudart.so.13 to one
 # apigen-server-cuda-family over unix, tcp and shm; stdout must be the same
 # (CI runs it over stand-ins: nccl.fake.*).
@@ -37,7 +38,15 @@ for t in unix tcp shm; do
     if [ "$frc" = "$nrc" ] && cmp -s "$work/native" "$work/$t"; then echo "nccl $t: identical ($s s)"; else
         echo "nccl $t: DIFFERS (exit $frc, $s s)"; diff "$work/native" "$work/$t" | head -20; head -8 "$work/$t.err"; rc=1; fi
 done
-cat "$work/native"
+# one process driving every GPU (ncclCommInitAll)
+LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$prog" --all "$ranks" > "$work/all.native" 2>&1
+for t in unix tcp shm; do
+    case $t in unix) url="unix://$work/s.sock" ;; tcp) url="tcp://127.0.0.1:$port" ;; shm) url="shm://apigen-nccl-$$" ;; esac
+    APIGEN_SERVER=$url LD_LIBRARY_PATH="$build/stub" timeout 120 "$prog" --all "$ranks" > "$work/all.$t" 2>&1
+    if cmp -s "$work/all.native" "$work/all.$t"; then echo "nccl --all $t: identical"; else
+        echo "nccl --all $t: DIFFERS"; diff "$work/all.native" "$work/all.$t" | head -10; rc=1; fi
+done
+cat "$work/native" "$work/all.native"
 kill $spid 2>/dev/null; wait $spid 2>/dev/null
 grep -v "listening\|shutting down" "$work/server.log" | head -8
 rm -rf "$work"
