@@ -52,17 +52,24 @@ ncclResult_t nccl_fwd_ncclGetUniqueId(ncclUniqueId *uniqueId);
 ncclResult_t nccl_fwd_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
 ncclResult_t nccl_fwd_ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist);
 
+/* an NCCL_* variable of the application's for NCCL; not NCCL_VERSION, a
+   label NVIDIA's containers set that NCCL never reads */
+static bool for_nccl(const char *e)
+{
+    return strncmp(e, "NCCL_", 5) == 0 && strncmp(e, "NCCL_VERSION=", 13) != 0 && !strchr(e, '\n');
+}
+
 static void send_env(void)
 {
     size_t n = 0;
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "NCCL_", 5) == 0) n += strlen(*e) + 1;
+        if (for_nccl(*e)) n += strlen(*e) + 1;
     if (!n) return;
     char *vars = malloc(n + 1), ignored[1024] = "";
     if (!vars) return;
     size_t at = 0;
     for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, "NCCL_", 5) != 0 || strchr(*e, '\n')) continue;
+        if (!for_nccl(*e)) continue;
         size_t k = strlen(*e);
         memcpy(vars + at, *e, k);
         vars[at + k] = '\n';

@@ -39,10 +39,10 @@ for t in unix tcp shm; do
         echo "nccl $t: DIFFERS (exit $frc, $s s)"; diff "$work/native" "$work/$t" | head -20; head -8 "$work/$t.err"; rc=1; fi
 done
 # one process driving every GPU (ncclCommInitAll)
-LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$prog" --all "$ranks" > "$work/all.native" 2>&1
+LD_LIBRARY_PATH="$nccl_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$prog" --all "$ranks" > "$work/all.native" 2> "$work/all.native.err"
 for t in unix tcp shm; do
     case $t in unix) url="unix://$work/s.sock" ;; tcp) url="tcp://127.0.0.1:$port" ;; shm) url="shm://apigen-nccl-$$" ;; esac
-    APIGEN_SERVER=$url LD_LIBRARY_PATH="$build/stub" timeout 120 "$prog" --all "$ranks" > "$work/all.$t" 2>&1
+    APIGEN_SERVER=$url LD_LIBRARY_PATH="$build/stub" timeout 120 "$prog" --all "$ranks" > "$work/all.$t" 2> "$work/all.$t.err"
     if cmp -s "$work/all.native" "$work/all.$t"; then echo "nccl --all $t: identical"; else
         echo "nccl --all $t: DIFFERS"; diff "$work/all.native" "$work/all.$t" | head -10; rc=1; fi
 done
