@@ -259,6 +259,7 @@ static const uint64_t pt_CUdevResourceDesc[] = {(uint64_t)INT64_C(0)};
 static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 3658184872u, NULL, pt_CUdevResourceDesc, 1, 0, NULL, 0};
 static const uint64_t pt_CUlogsCallbackHandle[] = {(uint64_t)INT64_C(0)};
 static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 2196357934u, NULL, pt_CUlogsCallbackHandle, 1, 0, NULL, 0};
+static const apigen_handle_type ht_apigenCudaContextObject = {"apigenCudaContextObject", 2207916343u, NULL, NULL, 0, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback CUhostFn: runs on a host thread of the real library; sends the
@@ -674,6 +675,93 @@ static void h_apigenCudaBatchMemOpNodeGetParams(apigen_call_ctx *cx)
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
         if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
+    }
+}
+
+static void h_apigenCudaContextObjectGet(apigen_call_ctx *cx)
+{
+    CUcontext ctx = {0};
+    apigenCudaContextObject *object = {0};
+    unsigned char *head = {0};
+    size_t headSize = {0};
+    CUresult ret_;
+    uint64_t v_ctx;
+    void *r_;
+    uint64_t v_headSize;
+    uint8_t p_object = 0;
+    uint64_t n_object = 0;
+    uint8_t p_head = 0;
+    uint64_t n_head = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_headSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "headSize"); return; }
+    headSize = (size_t)v_headSize;
+    if (!apigen_get_u8(cx->rd, &p_object)) { apigen_reject(cx, APIGEN_BAD_ARGS, "object"); return; }
+    if (p_object) {
+        n_object = (uint64_t)(1);
+        object = apigen_scratch(cx, n_object, sizeof(apigenCudaContextObject));
+        if (object == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_head)) { apigen_reject(cx, APIGEN_BAD_ARGS, "head"); return; }
+    if (p_head) {
+        if (!apigen_mul_size((uint64_t)(headSize), sizeof(unsigned char), &n_head)) { apigen_reject(cx, APIGEN_TOO_LARGE, "head"); return; }
+        head = apigen_scratch(cx, n_head, 1);
+        if (head == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaContextObjectGet(ctx, object, head, headSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_object) { /* object */
+        k_ = ok_ ? n_object : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && object[i_] != 0 ? apigen_handle_put(cx, &ht_apigenCudaContextObject, (void *)(uintptr_t)object[i_]) : 0)) return;
+    }
+    if (p_head) { /* head */
+        k_ = ok_ ? n_head : 0;
+        if (!apigen_put_bytes_ref(cx->wr, head, k_)) return;
+    }
+}
+
+static void h_apigenCudaContextObjectQuery(apigen_call_ctx *cx)
+{
+    CUcontext ctx = {0};
+    apigenCudaContextObject object = {0};
+    unsigned long long *value = {0};
+    CUresult ret_;
+    uint64_t v_ctx;
+    void *r_;
+    uint64_t v_object;
+    uint8_t p_value = 0;
+    uint64_t n_value = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_object)) { apigen_reject(cx, APIGEN_BAD_ARGS, "object"); return; }
+    if (!apigen_handle_get(cx, &ht_apigenCudaContextObject, v_object, &r_)) return; /* object */
+    object = (apigenCudaContextObject)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_value)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    if (p_value) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_value)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value"); return; }
+        value = apigen_scratch(cx, n_value, 1);
+        if (value == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaContextObjectQuery(ctx, object, value);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_value) { /* value */
+        k_ = ok_ ? n_value : 0;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
     }
 }
 
@@ -18451,11 +18539,13 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[528] = {
+static const char *const call_names_[530] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
     [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = "apigenCudaBatchMemOpNodeGetParams",
+    [CUDA_CALL_apigenCudaContextObjectGet] = "apigenCudaContextObjectGet",
+    [CUDA_CALL_apigenCudaContextObjectQuery] = "apigenCudaContextObjectQuery",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
@@ -18980,11 +19070,13 @@ static const char *const call_names_[528] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[528] = {
+static const apigen_handler_fn handlers_[530] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
     [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = h_apigenCudaBatchMemOpNodeGetParams,
+    [CUDA_CALL_apigenCudaContextObjectGet] = h_apigenCudaContextObjectGet,
+    [CUDA_CALL_apigenCudaContextObjectQuery] = h_apigenCudaContextObjectQuery,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = h_apigenCudaExecKernelNodeSetParams,
@@ -19509,13 +19601,13 @@ static const apigen_handler_fn handlers_[528] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[528] = {
+static const uint8_t stream_in_calls_[530] = {
     [CUDA_CALL_cuMemcpyHtoDAsync_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };
-static const apigen_handle_type *const handle_types_[25] = {
+static const apigen_handle_type *const handle_types_[26] = {
     &ht_CUcontext,
     &ht_CUgreenCtx,
     &ht_CUmodule,
@@ -19541,6 +19633,7 @@ static const apigen_handle_type *const handle_types_[25] = {
     &ht_CUlinkState,
     &ht_CUdevResourceDesc,
     &ht_CUlogsCallbackHandle,
+    &ht_apigenCudaContextObject,
 };
 const apigen_api apigen_api_cuda = {
     .name = "cuda",
@@ -19549,7 +19642,7 @@ const apigen_api apigen_api_cuda = {
     .call_names = call_names_,
     .handlers = handlers_,
     .handle_types = handle_types_,
-    .nhandle_types = 25,
+    .nhandle_types = 26,
     .success_value = CUDA_SUCCESS,
     .status_error = {
         [APIGEN_OK] = CUDA_SUCCESS,

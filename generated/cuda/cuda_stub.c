@@ -371,6 +371,131 @@ done:
     return ret_;
 }
 
+/* apigenCudaContextObjectGet: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaContextObjectGet(CUcontext ctx, apigenCudaContextObject *object, unsigned char *head, size_t headSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_object = 0;
+    uint64_t n_head = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaContextObjectGet, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)headSize)) goto nomem; /* headSize */
+    if (object != NULL) {
+        n_object = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, object != NULL)) goto nomem; /* object */
+    if (head != NULL) {
+        if (!apigen_mul_size((uint64_t)(headSize), sizeof(unsigned char), &n_head)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, head != NULL)) goto nomem; /* head */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (object != NULL) { /* object */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_object) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            object[i_] = (apigenCudaContextObject)(uintptr_t)v_;
+        }
+    }
+    if (head != NULL && !apigen_get_into(&call_.rd, head, n_head, NULL)) goto bad; /* head */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaContextObjectGet(ctx=%#llx, object=%#llx, head=%#llx, headSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)object, (unsigned long long)(uintptr_t)head, (unsigned long long)headSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaContextObjectQuery: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaContextObjectQuery(CUcontext ctx, apigenCudaContextObject object, unsigned long long *value)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)object); /* object */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaContextObjectQuery, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)object)) goto nomem; /* object */
+    if (value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_value)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, value != NULL)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaContextObjectQuery(ctx=%#llx, object=%#llx, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)object, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
@@ -30239,11 +30364,13 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[528] = {
+static const char *const call_names_[530] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
     [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = "apigenCudaBatchMemOpNodeGetParams",
+    [CUDA_CALL_apigenCudaContextObjectGet] = "apigenCudaContextObjectGet",
+    [CUDA_CALL_apigenCudaContextObjectQuery] = "apigenCudaContextObjectQuery",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",

@@ -4,8 +4,11 @@
  * driver for these tables by UUID and call their entries directly. The
  * entries act on guest state (the runtime's per-context pointers, the
  * calling thread's context) or are checks the runtime makes against the
- * addresses it was handed, so none of them can be forwarded as is: each is
- * built here over the stub's public (forwarded) cu* functions.
+ * addresses it was handed, so they are not forwarded as they are: each is
+ * built here over the stub's public (forwarded) cu* functions, or, for the
+ * two CONTEXT_IDENTITY entries that take only a context and values, over
+ * internal calls the server answers with its own driver's table
+ * (host_private.c).
  * docs/export-tables.md: every table, entry, what the trace of the real
  * driver showed (/work/team/trace1 = docs/driver-trace-2026-11-25.txt) and
  * why each entry does what it does here.
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "export_tables.h"
+#include "apigen_cuda.h"
 #include "apigen_rt.h"
 /* what the headers declare (apigen writes it next to the stub): the
  * `#ifdef APIGEN_HAS_*` below test it */
@@ -105,7 +109,7 @@ enum { T_CUDART, T_HOOKS, T_TLS, T_CHECKS, T_INTEGRITY, T_CTXID, T_NAMES, T_COMP
 /* Stubs take no parameters: under the x86-64 and AArch64 C conventions a
  * caller may pass arguments a callee ignores. */
 #define STUB(T, NAME, N) \
-    static CUresult stub_##T##_##N(void) { return not_implemented(T, NAME, N); }
+    __attribute__((unused)) static CUresult stub_##T##_##N(void) { return not_implemented(T, NAME, N); }
 
 #define N_CUDART "6bd5fb6c-5bf4-e74a-8987-d93912fd9df9 (CUDART_INTERFACE)"
 #define N_HOOKS "a094798c-2e74-2e74-93f2-0800200c0a66 (TOOLS_RUNTIME_CALLBACK_HOOKS)"
@@ -114,7 +118,7 @@ enum { T_CUDART, T_HOOKS, T_TLS, T_CHECKS, T_INTEGRITY, T_CTXID, T_NAMES, T_COMP
 #define N_INTEGRITY "d4082055-bde6-704b-8d34-ba123c66e1f2 (INTEGRITY_CHECK)"
 #define N_CTXID "21318c60-9714-3248-8ca6-41ff7324c8f2 (CONTEXT_IDENTITY)"
 #define N_NAMES "1734dc26-800d-4745-8726-c0f1e7dd8bca (cuBLASLt's kernel names)"
-#define N_COMPILER "da9151d3-3ae6-cc41-a5c0-4f26d533e328 (the driver's compiler)"
+#define N_COMPILER "da9151d3-3ae6-cc41-a5c0-4f26d533e328 (the driver's compile cache)"
 #define N_FFT "6e163fbe-b958-444d-835c-e182aff1991e (asked by cuFFT)"
 
 STUB(T_CUDART, N_CUDART, 3)
@@ -144,7 +148,7 @@ STUB(T_CHECKS, N_CHECKS, 13)
 STUB(T_CHECKS, N_CHECKS, 14)
 STUB(T_INTEGRITY, N_INTEGRITY, 2)
 
-/* CONTEXT_IDENTITY has 92 entries; only [4] (the context id) is used. */
+/* CONTEXT_IDENTITY has 92 entries; [4] (the context id), [39] and [51] are used. */
 #define STUB10(T, NAME, D) \
     STUB(T, NAME, D##0) STUB(T, NAME, D##1) STUB(T, NAME, D##2) STUB(T, NAME, D##3) \
     STUB(T, NAME, D##4) STUB(T, NAME, D##5) STUB(T, NAME, D##6) STUB(T, NAME, D##7) \
@@ -773,6 +777,60 @@ static CUresult ctxid_context_id(CUcontext ctx, unsigned long long *id)
     return e;
 }
 
+/* [51] (context, 0, void **object, 0, 0) and [39] (context, object,
+ * u64 *answer, 0, 0): cuBLAS (CuPy's float32 GEMM) and cuDNN's convolutions
+ * (JAX) call [51] right after TOOLS_TLS [2] gave them the current context,
+ * then [39] with the object [51] wrote; the real driver gave the same object
+ * for a context every time and answered 7 (H200). Their meaning is not known,
+ * but their arguments are a context and values: the server calls its own
+ * driver's entries (host_private.c). The caller gets a guest block holding a
+ * copy of the object's first bytes, so one that reads them finds what the
+ * driver wrote there; the block names the server's object for [39]. */
+struct ctx_object {
+    unsigned char head[APIGEN_CUDA_CONTEXT_OBJECT_HEAD];
+    apigenCudaContextObject server;
+    struct ctx_object *next;
+};
+static struct ctx_object *ctx_objects_; /* kept for the process: one per context the caller asked */
+
+static CUresult ctxid_object(CUcontext ctx, uint64_t which, void **object)
+{
+    if (which != 0) return not_implemented(T_CTXID, N_CTXID, 51); /* only 0 was seen */
+    if (!object) return CUDA_ERROR_INVALID_VALUE;
+    apigenCudaContextObject server = NULL;
+    unsigned char head[APIGEN_CUDA_CONTEXT_OBJECT_HEAD];
+    CUresult e = apigenCudaContextObjectGet(ctx, &server, head, sizeof head);
+    ET_TRACE("CONTEXT_IDENTITY [51] (context %p) = %d, object %p", (void *)ctx, (int)e, (void *)server);
+    if (e != CUDA_SUCCESS) return e;
+    pthread_mutex_lock(&lock_);
+    struct ctx_object *o = ctx_objects_;
+    while (o && o->server != server) o = o->next;
+    if (!o && (o = calloc(1, sizeof *o)) != NULL) {
+        o->server = server;
+        o->next = ctx_objects_;
+        ctx_objects_ = o;
+    }
+    if (o) memcpy(o->head, head, sizeof head);
+    pthread_mutex_unlock(&lock_);
+    if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+    *object = o;
+    return CUDA_SUCCESS;
+}
+
+static CUresult ctxid_object_query(CUcontext ctx, const void *object, unsigned long long *answer)
+{
+    apigenCudaContextObject server = NULL;
+    pthread_mutex_lock(&lock_);
+    for (struct ctx_object *o = ctx_objects_; o; o = o->next)
+        if ((const void *)o == object) server = o->server;
+    pthread_mutex_unlock(&lock_);
+    if (!server || !answer) return CUDA_ERROR_INVALID_VALUE; /* not an object [51] gave */
+    CUresult e = apigenCudaContextObjectQuery(ctx, server, answer);
+    ET_TRACE("CONTEXT_IDENTITY [39] (context %p, object %p) = %d, answer %llu", (void *)ctx, object,
+             (int)e, e == CUDA_SUCCESS ? *answer : 0ull);
+    return e;
+}
+
 /* Rows of placeholder entries: [1]..[9] and [D0]..[D9] of table T. */
 #define ROW9(T)                                                                                   \
     FN(stub_##T##_1), FN(stub_##T##_2), FN(stub_##T##_3), FN(stub_##T##_4), FN(stub_##T##_5),    \
@@ -795,9 +853,13 @@ static const void *const ctxid_table_[93] = {
     FN(stub_T_CTXID_9),
     ROW10(T_CTXID, 1),
     ROW10(T_CTXID, 2),
-    ROW10(T_CTXID, 3),
+    FN(stub_T_CTXID_30), FN(stub_T_CTXID_31), FN(stub_T_CTXID_32), FN(stub_T_CTXID_33),
+    FN(stub_T_CTXID_34), FN(stub_T_CTXID_35), FN(stub_T_CTXID_36), FN(stub_T_CTXID_37),
+    FN(stub_T_CTXID_38), FN(ctxid_object_query),
     ROW10(T_CTXID, 4),
-    ROW10(T_CTXID, 5),
+    FN(stub_T_CTXID_50), FN(ctxid_object), FN(stub_T_CTXID_52), FN(stub_T_CTXID_53),
+    FN(stub_T_CTXID_54), FN(stub_T_CTXID_55), FN(stub_T_CTXID_56), FN(stub_T_CTXID_57),
+    FN(stub_T_CTXID_58), FN(stub_T_CTXID_59),
     ROW10(T_CTXID, 6),
     ROW10(T_CTXID, 7),
     ROW10(T_CTXID, 8),
@@ -806,16 +868,13 @@ static const void *const ctxid_table_[93] = {
     FN(stub_T_CTXID_92),
 };
 
-/* ---- tables whose entries are not known ------------------------------------ */
+/* ---- 1734dc26 cuBLASLt's kernel names ---------------------------------------- */
 
-/* NVIDIA's libraries ask for these in driver mode (2026-11-29 traces of the
- * real driver, docs/export-tables.md). Their entries act inside the real
- * driver (cuBLASLt's kernel names are decrypted there; the compiler table is
- * the driver's own NVVM/ptxas, called with guest-side callbacks and buffers),
- * and what their arguments mean is not known well enough to forward them:
- * the table is given, at the real driver's size, so a caller that uses it
- * without checking cuGetExportTable's status meets an error code instead of
- * a NULL table, and every entry refuses (logged once by name). */
+/* The driver decrypts cuBLASLt's nvjet kernel names ([4], [13]: buffers and
+ * state inside the real driver whose layout one trace does not show). Given
+ * at the real driver's size with every entry refusing: cuBLASLt uses the
+ * table without checking cuGetExportTable's status (a NULL table crashed it)
+ * and, refused, takes other kernels that give the same bits. */
 static const void *const names_table_[17] = {
     SIZE(17),
     ROW9(T_NAMES),
@@ -828,19 +887,122 @@ static const void *const names_table_[17] = {
     FN(stub_T_NAMES_16),
 };
 
+/* ---- da9151d3 the driver's cache of compiled code ---------------------------- */
+
+/* NVRTC and nvJitLink (and the libraries that carry them: cuFFT's and
+ * cuBLAS's kernels built at run time) ask the driver's cache before they
+ * compile: [1] (void **entry, kind, LLVM bitcode, size, options, compiler
+ * build) opens an entry (kind 2: PTX, 1: a cubin), [3] (entry, 0, void **,
+ * int *) looks it up, [4] (entry, 0, data, size) stores what the caller
+ * compiled, [2] (entry) closes it. The traces of the real driver (CuPy,
+ * torch.fft): [3] answered CUDA_ERROR_NOT_FOUND, the caller compiled the code
+ * itself, gave it to [4] and loaded it with cuModuleLoadData. The stub keeps
+ * no cache: every lookup misses, as the driver's does the first time or with
+ * CUDA_CACHE_DISABLE=1, and the callers compile the same code they would
+ * have found. [5] and [6] were never called: they refuse. */
+#define COMPILE_ENTRY_MAGIC 0x43414348u /* "CACH" */
+struct compile_entry {
+    uint64_t reserved;
+    uint64_t kind;
+    uint32_t magic;
+};
+
+static CUresult compile_open(void **entry, int kind, const void *code, size_t size,
+                             const char *options)
+{
+    if (!entry || !code) return CUDA_ERROR_INVALID_VALUE;
+    struct compile_entry *c = calloc(1, sizeof *c);
+    if (!c) return CUDA_ERROR_OUT_OF_MEMORY;
+    c->kind = (uint64_t)kind;
+    c->magic = COMPILE_ENTRY_MAGIC;
+    *entry = c;
+    ET_TRACE("compile cache [1] (kind %d, %zu bytes, options \"%.64s\") = 0, entry %p", kind, size,
+             options ? options : "", (void *)c);
+    return CUDA_SUCCESS;
+}
+
+static int compile_entry_ok(const struct compile_entry *c)
+{
+    return c && c->magic == COMPILE_ENTRY_MAGIC;
+}
+
+static CUresult compile_close(struct compile_entry *c)
+{
+    if (!compile_entry_ok(c)) return CUDA_ERROR_INVALID_HANDLE;
+    c->magic = 0;
+    free(c);
+    return CUDA_SUCCESS;
+}
+
+static CUresult compile_lookup(const struct compile_entry *c)
+{
+    if (!compile_entry_ok(c)) return CUDA_ERROR_INVALID_HANDLE;
+    ET_TRACE("compile cache [3] (entry %p) = CUDA_ERROR_NOT_FOUND", (const void *)c);
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult compile_store(const struct compile_entry *c, uint64_t zero, const void *data,
+                              size_t size)
+{
+    (void)zero;
+    if (!compile_entry_ok(c)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!data && size) return CUDA_ERROR_INVALID_VALUE;
+    ET_TRACE("compile cache [4] (entry %p, %zu bytes) = 0, not kept", (const void *)c, size);
+    return CUDA_SUCCESS;
+}
+
 static const void *const compiler_table_[7] = {
     SIZE(7),
-    FN(stub_T_COMPILER_1),
-    FN(stub_T_COMPILER_2),
-    FN(stub_T_COMPILER_3),
-    FN(stub_T_COMPILER_4),
+    FN(compile_open),
+    FN(compile_close),
+    FN(compile_lookup),
+    FN(compile_store),
     FN(stub_T_COMPILER_5),
     FN(stub_T_COMPILER_6),
 };
 
+/* ---- 6e163fbe asked by cuFFT ------------------------------------------------- */
+
+/* [7] (context, module, callback, data): cuFFT loads a module of its own
+ * (cuModuleLoadData) and calls [7] with it, a callback that stores its
+ * second argument through its first (`*(void **)a = b`) and a pointer to a
+ * CUfunction; the real driver returned 1 and the CUfunction was set, which
+ * cuFFT then asked attributes of and launched. So [7] calls back once per
+ * function of the module, callback(data, function), and returns how many
+ * (traces of CuPy's and PyTorch's FFTs, docs/export-tables.md). Built over
+ * cuModuleGetFunctionCount and cuModuleEnumerateFunctions (forwarded); 0
+ * when they fail, as for a module with no function. Every other entry
+ * refuses. */
+typedef void (*function_visitor)(void *data, CUfunction function);
+
+static unsigned int fft_each_function(CUcontext ctx, CUmodule module, function_visitor visit,
+                                      void *data)
+{
+    (void)ctx;
+    unsigned int n = 0;
+#ifdef APIGEN_HAS_FN_cuModuleEnumerateFunctions /* 12.4 */
+    if (!module || !visit || cuModuleGetFunctionCount(&n, module) != CUDA_SUCCESS || n == 0)
+        return 0;
+    CUfunction *fs = calloc(n, sizeof *fs);
+    if (!fs) return 0;
+    if (cuModuleEnumerateFunctions(fs, n, module) != CUDA_SUCCESS) {
+        free(fs);
+        return 0;
+    }
+    for (unsigned int i = 0; i < n; i++) visit(data, fs[i]);
+    free(fs);
+#else
+    (void)module, (void)visit, (void)data;
+    not_implemented(T_FFT, N_FFT, 7); /* headers without cuModuleEnumerateFunctions */
+#endif
+    ET_TRACE("6e163fbe [7] (module %p) = %u functions", (void *)module, n);
+    return n;
+}
+
 static const void *const fft_table_[99] = {
     SIZE(99),
-    ROW9(T_FFT),
+    FN(stub_T_FFT_1), FN(stub_T_FFT_2), FN(stub_T_FFT_3), FN(stub_T_FFT_4), FN(stub_T_FFT_5),
+    FN(stub_T_FFT_6), FN(fft_each_function), FN(stub_T_FFT_8), FN(stub_T_FFT_9),
     ROW10(T_FFT, 1),
     ROW10(T_FFT, 2),
     ROW10(T_FFT, 3),

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export_tables.h" /* first: every ABI form of cuda.h declared */
+#include "apigen_cuda.h"
 #include "apigen_rt.h"
-#include "export_tables.h"
 
 static int failures_;
 #define CHECK(cond)                                                                   \
@@ -140,6 +141,44 @@ CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fatbin)
     fatbin_loads_++;
     last_fatbin_ = fatbin;
     *m = (CUmodule)(uintptr_t)0x777;
+    return CUDA_SUCCESS;
+}
+
+/* a module of three functions (cuFFT's [7] enumerates them) */
+#define FAKE_MODULE ((CUmodule)(uintptr_t)0x4242)
+static CUresult enumerate_error_;
+CUresult cuModuleGetFunctionCount(unsigned int *n, CUmodule m)
+{
+    if (m != FAKE_MODULE) return CUDA_ERROR_INVALID_HANDLE;
+    *n = 3;
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleEnumerateFunctions(CUfunction *fs, unsigned int n, CUmodule m)
+{
+    if (m != FAKE_MODULE || n != 3) return CUDA_ERROR_INVALID_VALUE;
+    if (enumerate_error_) return enumerate_error_;
+    for (unsigned i = 0; i < n; i++) fs[i] = (CUfunction)(uintptr_t)(0x900 + i);
+    return CUDA_SUCCESS;
+}
+/* the server's CONTEXT_IDENTITY [51] and [39] (host_private.c in the real
+ * build): one object per context, its first byte 1; [39] answers 7 */
+static int object_calls_;
+CUresult apigenCudaContextObjectGet(CUcontext ctx, apigenCudaContextObject *object,
+                                    unsigned char *head, size_t headSize)
+{
+    object_calls_++;
+    if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    memset(head, 0, headSize);
+    head[0] = 1;
+    *object = (apigenCudaContextObject)((uintptr_t)ctx + 0x50000);
+    return CUDA_SUCCESS;
+}
+CUresult apigenCudaContextObjectQuery(CUcontext ctx, apigenCudaContextObject object,
+                                      unsigned long long *value)
+{
+    object_calls_++;
+    if ((uintptr_t)object != (uintptr_t)ctx + 0x50000) return CUDA_ERROR_INVALID_HANDLE;
+    *value = 7;
     return CUDA_SUCCESS;
 }
 
@@ -322,7 +361,7 @@ static void test_table_shapes(void)
         {UUID_CUDART, 0x68}, {UUID_HOOKS, 0x38},     {UUID_TLS, 0x18},
         {UUID_CHECKS, 0x78}, {UUID_INTEGRITY, 0x18}, {"21318c60971432488ca641ff7324c8f2", 0x2e8},
         /* only their size is known (2026-11-29 traces): cuBLASLt's kernel names,
-           the driver's compiler, cuFFT's */
+           the driver's compile cache, cuFFT's */
         {"1734dc26800d47458726c0f1e7dd8bca", 0x88}, {"da9151d33ae6cc41a5c04f26d533e328", 0x38},
         {"6e163fbeb958444d835ce182aff1991e", 0x318},
     };
@@ -385,20 +424,25 @@ static void test_unimplemented_entry(void)
     CUresult (*fn92)(void) = (CUresult(*)(void))id[92];
     CHECK(fn92() == CUDA_ERROR_NOT_SUPPORTED);
     CHECK(strstr(log_[before + 1], "[92]") != NULL);
-    /* a table given only so that a caller that does not check the status
-       meets errors, not a NULL table (cuBLASLt then falls back to kernels
-       it names in the clear): every entry refuses, each logged by name */
+    /* tables given so that a caller that does not check the status meets
+       errors, not a NULL table (cuBLASLt then falls back to kernels it
+       names in the clear): every entry the stub does not implement
+       refuses, each logged by name */
     static const struct {
         const char *uuid, *text;
+        unsigned implemented[4];
     } sized[] = {
-        {"1734dc26800d47458726c0f1e7dd8bca", "1734dc26-800d-4745-8726-c0f1e7dd8bca"},
-        {"da9151d33ae6cc41a5c04f26d533e328", "da9151d3-3ae6-cc41-a5c0-4f26d533e328"},
-        {"6e163fbeb958444d835ce182aff1991e", "6e163fbe-b958-444d-835c-e182aff1991e"},
+        {"1734dc26800d47458726c0f1e7dd8bca", "1734dc26-800d-4745-8726-c0f1e7dd8bca", {0}},
+        {"da9151d33ae6cc41a5c04f26d533e328", "da9151d3-3ae6-cc41-a5c0-4f26d533e328", {1, 2, 3, 4}},
+        {"6e163fbeb958444d835ce182aff1991e", "6e163fbe-b958-444d-835c-e182aff1991e", {7}},
     };
     for (size_t i = 0; i < sizeof sized / sizeof sized[0]; i++) {
         const void *const *st = table(sized[i].uuid);
         /* every entry the size word announces (test_table_shapes checks the sizes) */
         for (unsigned w = 1; w < (uintptr_t)st[0] / sizeof(void *); w++) {
+            int skip = 0;
+            for (int j = 0; j < 4; j++) skip |= sized[i].implemented[j] == w;
+            if (skip) continue;
             int n = nlog_;
             char slot[16];
             snprintf(slot, sizeof slot, "[%u]", w);
@@ -477,6 +521,14 @@ static void test_context_local_storage(void)
 
 /* ---- the other entries ----------------------------------------------------------------- */
 
+/* cuFFT's callback for [7]: `*(void **)a = b` */
+static int visits_;
+static void store_function(void *data, CUfunction f)
+{
+    visits_++;
+    *(CUfunction *)data = f;
+}
+
 static void test_entries(void)
 {
     /* CUDART_INTERFACE [2]: the primary context's handle, its reference
@@ -550,6 +602,63 @@ static void test_entries(void)
     unsigned long long v = 0;
     CHECK(ctxid(current_, &v) == CUDA_SUCCESS && v == 0x191cdf90ull * 10);
     CHECK(ctxid(current_, NULL) == CUDA_ERROR_INVALID_VALUE);
+
+    /* CONTEXT_IDENTITY [51]: the server's object for the context, as a
+     * guest block holding its first bytes (the same block for the same
+     * object); [39] the server's answer for it. A pointer [51] did not give
+     * is refused in the guest, never sent. */
+    CUresult (*object_of)(CUcontext, uint64_t, void **) = (CUresult(*)(CUcontext, uint64_t, void **))id[51];
+    CUresult (*query)(CUcontext, const void *, unsigned long long *) =
+        (CUresult(*)(CUcontext, const void *, unsigned long long *))id[39];
+    void *o1 = NULL, *o2 = NULL, *o3 = NULL;
+    CHECK(object_of(current_, 0, &o1) == CUDA_SUCCESS && o1 && ((unsigned char *)o1)[0] == 1);
+    CHECK(object_of(current_, 0, &o2) == CUDA_SUCCESS && o2 == o1);
+    CHECK(object_of((CUcontext)(uintptr_t)0x1001, 0, &o3) == CUDA_SUCCESS && o3 && o3 != o1);
+    v = 0;
+    CHECK(query(current_, o1, &v) == CUDA_SUCCESS && v == 7);
+    CHECK(query((CUcontext)(uintptr_t)0x1001, o3, &v) == CUDA_SUCCESS);
+    int calls = object_calls_;
+    CHECK(query(current_, &v, &v) == CUDA_ERROR_INVALID_VALUE && object_calls_ == calls);
+    CHECK(query(current_, o1, NULL) == CUDA_ERROR_INVALID_VALUE && object_calls_ == calls);
+    CHECK(object_of(NULL, 0, &o1) == CUDA_ERROR_INVALID_CONTEXT); /* the server's answer */
+    CHECK(object_of(current_, 0, NULL) == CUDA_ERROR_INVALID_VALUE);
+    before = nlog_;
+    CHECK(object_of(current_, 1, &o1) == CUDA_ERROR_NOT_SUPPORTED && nlog_ == before + 1);
+
+    /* the compile cache (da9151d3): an entry opens, every lookup misses
+     * (CUDA_ERROR_NOT_FOUND: the caller compiles), a store is taken, the
+     * entry closes; a closed or foreign entry is refused */
+    const void *const *cc = table("da9151d33ae6cc41a5c04f26d533e328");
+    CUresult (*open_)(void **, int, const void *, size_t, const char *, const char *) =
+        (CUresult(*)(void **, int, const void *, size_t, const char *, const char *))cc[1];
+    CUresult (*close_)(void *) = (CUresult(*)(void *))cc[2];
+    CUresult (*lookup)(void *, uint64_t, void **, int *) = (CUresult(*)(void *, uint64_t, void **, int *))cc[3];
+    CUresult (*store)(void *, uint64_t, const void *, size_t) =
+        (CUresult(*)(void *, uint64_t, const void *, size_t))cc[4];
+    static const unsigned char bitcode[] = {0x42, 0x43, 0xc0, 0xde};
+    void *entry = NULL, *data = (void *)&v;
+    int size = 5;
+    CHECK(open_(&entry, 2, bitcode, sizeof bitcode, "-arch=compute_90", "HOST64") == CUDA_SUCCESS && entry);
+    CHECK(lookup(entry, 0, &data, &size) == CUDA_ERROR_NOT_FOUND && data == (void *)&v && size == 5);
+    CHECK(store(entry, 0, "//\n// Generated", 16) == CUDA_SUCCESS);
+    CHECK(store(entry, 0, NULL, 16) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(close_(entry) == CUDA_SUCCESS);
+    CHECK(open_(NULL, 2, bitcode, sizeof bitcode, "", "") == CUDA_ERROR_INVALID_VALUE);
+    CHECK(lookup(&v, 0, &data, &size) == CUDA_ERROR_INVALID_HANDLE);
+    CHECK(close_(NULL) == CUDA_ERROR_INVALID_HANDLE);
+
+    /* cuFFT's [7]: the callback once per function of the module, in the
+     * driver's order, and how many */
+    const void *const *ft = table("6e163fbeb958444d835ce182aff1991e");
+    unsigned (*each)(CUcontext, CUmodule, void (*)(void *, CUfunction), void *) =
+        (unsigned (*)(CUcontext, CUmodule, void (*)(void *, CUfunction), void *))ft[7];
+    CUfunction last = NULL;
+    CHECK(each(current_, FAKE_MODULE, store_function, &last) == 3);
+    CHECK(last == (CUfunction)(uintptr_t)0x902 && visits_ == 3);
+    CHECK(each(current_, (CUmodule)(uintptr_t)0x99, store_function, &last) == 0 && visits_ == 3);
+    enumerate_error_ = CUDA_ERROR_OUT_OF_MEMORY;
+    CHECK(each(current_, FAKE_MODULE, store_function, &last) == 0 && visits_ == 3);
+    enumerate_error_ = CUDA_SUCCESS;
 
     /* CONTEXT_CHECKS [2] writes "not wrapped", [3] answers 0 */
     const void *const *k = table(UUID_CHECKS);

@@ -28,7 +28,9 @@ struct CUctx_st { int dev; };
 /* one_address: a module whose image says "(one address)" hands out every
  * function at one address, as the driver does when a module's function
  * takes the memory of an unloaded module's (function_reuse_ci.c) */
-struct CUmod_st { int loaded; int one_address; };
+/* kernels: which of kernels_ the image names (its functions, as
+ * cuModuleGetFunctionCount and cuModuleEnumerateFunctions list them) */
+struct CUmod_st { int loaded; int one_address; unsigned kernels; };
 struct CUlib_st { int loaded; };
 /* a function and a kernel are one object: the driver takes a CUkernel
  * where a CUfunction is expected */
@@ -637,6 +639,31 @@ FAKE CUresult cuModuleLoadData(CUmodule *mod, const void *image)
     *mod = calloc(1, sizeof **mod);
     if (!*mod) return CUDA_ERROR_OUT_OF_MEMORY;
     (*mod)->one_address = strstr((const char *)image, "(one address)") != NULL;
+    for (size_t i = 0; i < NKERNELS; i++)
+        if (strstr((const char *)image, kernels_[i].name)) (*mod)->kernels |= 1u << i;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleGetFunctionCount(unsigned int *n, CUmodule mod)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    *n = (unsigned)__builtin_popcount(mod->kernels);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleEnumerateFunctions(CUfunction *fs, unsigned int n, CUmodule mod)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    if (!fs || n != (unsigned)__builtin_popcount(mod->kernels)) return CUDA_ERROR_INVALID_VALUE;
+    unsigned j = 0;
+    for (size_t i = 0; i < NKERNELS; i++)
+        if (mod->kernels & (1u << i)) {
+            funcs_[i].k = &kernels_[i];
+            fs[j++] = &funcs_[i];
+        }
     return CUDA_SUCCESS;
 }
 
