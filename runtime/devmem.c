@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,18 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
         return true;
     if (rt_arena_holds(cx->session, addr, has_extent ? extent : 1))
         return true; /* the client's shared-memory arena (host memory the accelerator can reach) */
+    /* the address and extent in the log line: which allocation the client
+     * meant is the first question (the line is logged on this thread,
+     * before its next call, so a per-thread buffer outlives it enough) */
+    static _Thread_local char why[192];
+    if (cx->status == APIGEN_OK) {
+        if (has_extent)
+            snprintf(why, sizeof why, "%s 0x%llx + %llu bytes", what, (unsigned long long)addr,
+                     (unsigned long long)extent);
+        else
+            snprintf(why, sizeof why, "%s 0x%llx", what, (unsigned long long)addr);
+        what = why;
+    }
     apigen_reject(cx, APIGEN_BAD_DEVPTR, what);
     return false;
 }

@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0x2e993a865050c889)
+#define CUDA_FINGERPRINT UINT64_C(0x6012813d363c6d5c)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -793,14 +794,27 @@ struct ctx_object {
 };
 static struct ctx_object *ctx_objects_; /* kept for the process: one per context the caller asked */
 
-static CUresult ctxid_object(CUcontext ctx, uint64_t which, void **object)
+static CUresult ctxid_object(CUcontext ctx, uint64_t which, void **object, uint64_t a3, uint64_t a4)
 {
-    if (which != 0) return not_implemented(T_CTXID, N_CTXID, 51); /* only 0 was seen */
+    /* the second argument is a number (0 in the traces) and the last two
+     * were 0: anything else could be an address of the caller's, which the
+     * server's driver must never be handed */
+    if (which >= APIGEN_CUDA_CONTEXT_OBJECT_KINDS || a3 || a4) {
+        static atomic_flag said = ATOMIC_FLAG_INIT;
+        if (!atomic_flag_test_and_set(&said))
+            apigen_log("cuda: cuGetExportTable: %s entry [51] called with (%#llx, %#llx, %#llx) "
+                       "where the traces show (a number, 0, 0): not forwarded, "
+                       "CUDA_ERROR_NOT_SUPPORTED",
+                       N_CTXID, (unsigned long long)which, (unsigned long long)a3,
+                       (unsigned long long)a4);
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     if (!object) return CUDA_ERROR_INVALID_VALUE;
     apigenCudaContextObject server = NULL;
     unsigned char head[APIGEN_CUDA_CONTEXT_OBJECT_HEAD];
-    CUresult e = apigenCudaContextObjectGet(ctx, &server, head, sizeof head);
-    ET_TRACE("CONTEXT_IDENTITY [51] (context %p) = %d, object %p", (void *)ctx, (int)e, (void *)server);
+    CUresult e = apigenCudaContextObjectGet(ctx, which, &server, head, sizeof head);
+    ET_TRACE("CONTEXT_IDENTITY [51] (context %p, %llu) = %d, object %p", (void *)ctx,
+             (unsigned long long)which, (int)e, (void *)server);
     if (e != CUDA_SUCCESS) return e;
     pthread_mutex_lock(&lock_);
     struct ctx_object *o = ctx_objects_;

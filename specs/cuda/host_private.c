@@ -44,7 +44,7 @@ static void read_head(const void *object, unsigned char *head, size_t n)
     if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n) memset(head, 0, n);
 }
 
-CUresult apigenCudaContextObjectGet(CUcontext ctx, apigenCudaContextObject *object,
+CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which, apigenCudaContextObject *object,
                                     unsigned char *head, size_t headSize)
 {
     *object = NULL;
@@ -52,13 +52,17 @@ CUresult apigenCudaContextObjectGet(CUcontext ctx, apigenCudaContextObject *obje
     /* the guest keeps a copy of the first bytes, no more: the rest of the
      * server's memory is not the client's to read */
     if (headSize > APIGEN_CUDA_CONTEXT_OBJECT_HEAD) return CUDA_ERROR_INVALID_VALUE;
+    /* a small number, never an address the server's driver would read */
+    if (which >= APIGEN_CUDA_CONTEXT_OBJECT_KINDS) return CUDA_ERROR_INVALID_VALUE;
     CUresult e;
     CUresult (*get)(CUcontext, uint64_t, void **, uint64_t, uint64_t) =
         (CUresult(*)(CUcontext, uint64_t, void **, uint64_t, uint64_t))(uintptr_t)context_identity_entry(51, &e);
     if (!get) return e;
-    void *obj = NULL;
-    e = get(ctx, 0, &obj, 0, 0);
+    /* room beyond the one pointer seen written, should another kind write more */
+    void *out[8] = {NULL};
+    e = get(ctx, which, out, 0, 0);
     if (e != CUDA_SUCCESS) return e;
+    void *obj = out[0];
     if (!obj) return CUDA_ERROR_INVALID_VALUE; /* nothing the guest could name later */
     read_head(obj, head, headSize);
     *object = obj;

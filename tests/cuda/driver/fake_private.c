@@ -20,18 +20,18 @@
 /* ---- 21318c60 CONTEXT_IDENTITY: [51] and [39] -------------------------------- */
 
 struct context_object {
-    uint64_t flag; /* 1, as the real object's first word */
+    uint64_t flag; /* 1, as the real object's first word; here 1 + which */
     CUcontext ctx;
 };
 static struct context_object objects_[4];
 
 static CUresult object_of(CUcontext ctx, uint64_t which, void **out, uint64_t a3, uint64_t a4)
 {
-    if (which || a3 || a4 || !out) return CUDA_ERROR_INVALID_VALUE;
+    if (which > 1 || a3 || a4 || !out) return CUDA_ERROR_INVALID_VALUE;
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
     for (int i = 0; i < 4; i++)
-        if (objects_[i].ctx == ctx || !objects_[i].ctx) {
-            objects_[i] = (struct context_object){1, ctx};
+        if ((objects_[i].ctx == ctx && objects_[i].flag == 1 + which) || !objects_[i].ctx) {
+            objects_[i] = (struct context_object){1 + which, ctx};
             *out = &objects_[i];
             return CUDA_SUCCESS;
         }

@@ -64,6 +64,13 @@ int main(void)
     unsigned long long v = 0;
     e = query(c, o1, &v, 0, 0);
     printf("[39]: %d, %llu\n", (int)e, v);
+    /* another kind of object (cuBLAS's triangular solves ask one) */
+    void *o3 = NULL;
+    e = object_of(c, 1, &o3, 0, 0);
+    printf("[51] kind 1: %d, first word %llu\n", (int)e, o3 ? (unsigned long long)*(uint64_t *)o3 : 0ull);
+    expect("[51] kind 1: another object", e == CUDA_SUCCESS && o3 && o3 != o1);
+    e = query(c, o3, &v, 0, 0);
+    printf("[39] of it: %d, %llu\n", (int)e, v);
 
     /* the compile cache: open, a lookup that misses, store, close */
     u = uuid(cache_id);
