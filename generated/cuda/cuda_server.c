@@ -681,14 +681,14 @@ static void h_apigenCudaBatchMemOpNodeGetParams(apigen_call_ctx *cx)
 static void h_apigenCudaContextObjectGet(apigen_call_ctx *cx)
 {
     CUcontext ctx = {0};
-    uint64_t which = {0};
+    CUstream stream = {0};
     apigenCudaContextObject *object = {0};
     unsigned char *head = {0};
     size_t headSize = {0};
     CUresult ret_;
     uint64_t v_ctx;
     void *r_;
-    uint64_t v_which;
+    uint64_t v_stream;
     uint64_t v_headSize;
     uint8_t p_object = 0;
     uint64_t n_object = 0;
@@ -700,8 +700,9 @@ static void h_apigenCudaContextObjectGet(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
     if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
     ctx = (CUcontext)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_which)) { apigen_reject(cx, APIGEN_BAD_ARGS, "which"); return; }
-    which = (uint64_t)v_which;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_stream, &r_)) return; /* stream */
+    stream = (CUstream)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_headSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "headSize"); return; }
     headSize = (size_t)v_headSize;
     if (!apigen_get_u8(cx->rd, &p_object)) { apigen_reject(cx, APIGEN_BAD_ARGS, "object"); return; }
@@ -717,7 +718,7 @@ static void h_apigenCudaContextObjectGet(apigen_call_ctx *cx)
         if (head == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCudaContextObjectGet(ctx, which, object, head, headSize);
+    ret_ = apigenCudaContextObjectGet(ctx, stream, object, head, headSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

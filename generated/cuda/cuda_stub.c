@@ -373,7 +373,7 @@ done:
 
 /* apigenCudaContextObjectGet: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which, apigenCudaContextObject *object, unsigned char *head, size_t headSize)
+APIGEN_HIDDEN CUresult apigenCudaContextObjectGet(CUcontext ctx, CUstream stream, apigenCudaContextObject *object, unsigned char *head, size_t headSize)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -384,10 +384,11 @@ APIGEN_HIDDEN CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which,
     uint64_t i_;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)stream); /* stream */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaContextObjectGet, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
-    if (!apigen_put_u64(call_.wr, (uint64_t)which)) goto nomem; /* which */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)headSize)) goto nomem; /* headSize */
     if (object != NULL) {
         n_object = (uint64_t)(1);
@@ -436,7 +437,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("apigenCudaContextObjectGet(ctx=%#llx, which=%llu, object=%#llx, head=%#llx, headSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)which, (unsigned long long)(uintptr_t)object, (unsigned long long)(uintptr_t)head, (unsigned long long)headSize, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("apigenCudaContextObjectGet(ctx=%#llx, stream=%#llx, object=%#llx, head=%#llx, headSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)object, (unsigned long long)(uintptr_t)head, (unsigned long long)headSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

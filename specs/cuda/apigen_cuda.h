@@ -213,17 +213,16 @@ CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount,
                                unsigned int flags);
 
 /* The driver's private CONTEXT_IDENTITY table (export_tables.c, host_private.c):
- * entries cuBLAS and cuDNN call with a context and values only, which the
- * server calls on its own driver's table. [51] gives the context's object of
- * kind `which` (0 seen; the same object on every call for one context; its
- * first headSize bytes come along, which the guest keeps beside the id);
- * [39] asks something of it
- * (a 64-bit answer; 7 on the H200). The object is a handle: the server only
- * takes back objects it handed out. */
+ * entries cuBLAS and cuDNN call with handles and values only, which the
+ * server calls on its own driver's table. [51] gives a stream's object (the
+ * NULL stream's for a context; the same object on every call for one
+ * stream; its first headSize bytes come along, which the guest keeps beside
+ * the id); [39] asks a number of it (7 for the NULL stream's on the H200, 14
+ * for a stream JAX made). The object is a handle: the server only takes back
+ * objects it handed out. */
 typedef struct apigenCudaContextObject_st *apigenCudaContextObject;
 #define APIGEN_CUDA_CONTEXT_OBJECT_HEAD 32
-#define APIGEN_CUDA_CONTEXT_OBJECT_KINDS 4096 /* which: a number below this */
-CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which, apigenCudaContextObject *object,
+CUresult apigenCudaContextObjectGet(CUcontext ctx, CUstream stream, apigenCudaContextObject *object,
                                     unsigned char *head, size_t headSize);
 CUresult apigenCudaContextObjectQuery(CUcontext ctx, apigenCudaContextObject object,
                                       unsigned long long *value);

@@ -20,7 +20,6 @@
 #define _GNU_SOURCE 1
 #endif
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,43 +777,33 @@ static CUresult ctxid_context_id(CUcontext ctx, unsigned long long *id)
     return e;
 }
 
-/* [51] (context, 0, void **object, 0, 0) and [39] (context, object,
- * u64 *answer, 0, 0): cuBLAS (CuPy's float32 GEMM) and cuDNN's convolutions
- * (JAX) call [51] right after TOOLS_TLS [2] gave them the current context,
- * then [39] with the object [51] wrote; the real driver gave the same object
- * for a context every time and answered 7 (H200). Their meaning is not known,
- * but their arguments are a context and values: the server calls its own
- * driver's entries (host_private.c). The caller gets a guest block holding a
- * copy of the object's first bytes, so one that reads them finds what the
- * driver wrote there; the block names the server's object for [39]. */
+/* [51] (context, stream, void **object) and [39] (context, object, u64
+ * *answer): cuBLAS (CuPy's float32 GEMM and solve) and cuDNN (JAX's
+ * convolutions) call [51] right after TOOLS_TLS [2] gave them the current
+ * context, with the stream of the work (NULL under CuPy; JAX's own stream,
+ * whose object was the first word of the driver's stream), then [39] with
+ * the object [51] wrote; the same object came back for a stream every time,
+ * and [39] answered 7 (the NULL stream's) and 14 (JAX's stream) on the H200.
+ * What they mean is not known, but their arguments are handles and values:
+ * the server calls its own driver's entries (host_private.c). The caller
+ * gets a guest block holding a copy of the object's first bytes, so one
+ * that reads them finds what the driver wrote there; the block names the
+ * server's object for [39]. */
 struct ctx_object {
     unsigned char head[APIGEN_CUDA_CONTEXT_OBJECT_HEAD];
     apigenCudaContextObject server;
     struct ctx_object *next;
 };
-static struct ctx_object *ctx_objects_; /* kept for the process: one per context the caller asked */
+static struct ctx_object *ctx_objects_; /* kept for the process: one per object the driver gave */
 
-static CUresult ctxid_object(CUcontext ctx, uint64_t which, void **object, uint64_t a3, uint64_t a4)
+static CUresult ctxid_object(CUcontext ctx, CUstream stream, void **object)
 {
-    /* the second argument is a number (0 in the traces) and the last two
-     * were 0: anything else could be an address of the caller's, which the
-     * server's driver must never be handed */
-    if (which >= APIGEN_CUDA_CONTEXT_OBJECT_KINDS || a3 || a4) {
-        static atomic_flag said = ATOMIC_FLAG_INIT;
-        if (!atomic_flag_test_and_set(&said))
-            apigen_log("cuda: cuGetExportTable: %s entry [51] called with (%#llx, %#llx, %#llx) "
-                       "where the traces show (a number, 0, 0): not forwarded, "
-                       "CUDA_ERROR_NOT_SUPPORTED",
-                       N_CTXID, (unsigned long long)which, (unsigned long long)a3,
-                       (unsigned long long)a4);
-        return CUDA_ERROR_NOT_SUPPORTED;
-    }
     if (!object) return CUDA_ERROR_INVALID_VALUE;
     apigenCudaContextObject server = NULL;
     unsigned char head[APIGEN_CUDA_CONTEXT_OBJECT_HEAD];
-    CUresult e = apigenCudaContextObjectGet(ctx, which, &server, head, sizeof head);
-    ET_TRACE("CONTEXT_IDENTITY [51] (context %p, %llu) = %d, object %p", (void *)ctx,
-             (unsigned long long)which, (int)e, (void *)server);
+    CUresult e = apigenCudaContextObjectGet(ctx, stream, &server, head, sizeof head);
+    ET_TRACE("CONTEXT_IDENTITY [51] (context %p, stream %p) = %d, object %p", (void *)ctx,
+             (void *)stream, (int)e, (void *)server);
     if (e != CUDA_SUCCESS) return e;
     pthread_mutex_lock(&lock_);
     struct ctx_object *o = ctx_objects_;

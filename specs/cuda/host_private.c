@@ -1,6 +1,6 @@
 /* Host side of the private-table entries the driver stub forwards
  * (apigen_cuda.h, "CONTEXT_IDENTITY"): the server calls its own driver's
- * table. Only entries whose arguments are a context and plain values are
+ * table. Only entries whose arguments are handles and plain values are
  * forwarded, with the arguments the real callers were seen to pass
  * (docs/export-tables.md); the object [51] gives is a handle, so [39] only
  * ever receives an object this server's driver handed out. */
@@ -44,7 +44,7 @@ static void read_head(const void *object, unsigned char *head, size_t n)
     if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n) memset(head, 0, n);
 }
 
-CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which, apigenCudaContextObject *object,
+CUresult apigenCudaContextObjectGet(CUcontext ctx, CUstream stream, apigenCudaContextObject *object,
                                     unsigned char *head, size_t headSize)
 {
     *object = NULL;
@@ -52,15 +52,13 @@ CUresult apigenCudaContextObjectGet(CUcontext ctx, uint64_t which, apigenCudaCon
     /* the guest keeps a copy of the first bytes, no more: the rest of the
      * server's memory is not the client's to read */
     if (headSize > APIGEN_CUDA_CONTEXT_OBJECT_HEAD) return CUDA_ERROR_INVALID_VALUE;
-    /* a small number, never an address the server's driver would read */
-    if (which >= APIGEN_CUDA_CONTEXT_OBJECT_KINDS) return CUDA_ERROR_INVALID_VALUE;
     CUresult e;
-    CUresult (*get)(CUcontext, uint64_t, void **, uint64_t, uint64_t) =
-        (CUresult(*)(CUcontext, uint64_t, void **, uint64_t, uint64_t))(uintptr_t)context_identity_entry(51, &e);
+    CUresult (*get)(CUcontext, CUstream, void **) =
+        (CUresult(*)(CUcontext, CUstream, void **))(uintptr_t)context_identity_entry(51, &e);
     if (!get) return e;
-    /* room beyond the one pointer seen written, should another kind write more */
+    /* room beyond the one pointer seen written */
     void *out[8] = {NULL};
-    e = get(ctx, which, out, 0, 0);
+    e = get(ctx, stream, out);
     if (e != CUDA_SUCCESS) return e;
     void *obj = out[0];
     if (!obj) return CUDA_ERROR_INVALID_VALUE; /* nothing the guest could name later */
@@ -73,9 +71,8 @@ CUresult apigenCudaContextObjectQuery(CUcontext ctx, apigenCudaContextObject obj
                                       unsigned long long *value)
 {
     CUresult e;
-    CUresult (*query)(CUcontext, void *, unsigned long long *, uint64_t, uint64_t) =
-        (CUresult(*)(CUcontext, void *, unsigned long long *, uint64_t,
-                     uint64_t))(uintptr_t)context_identity_entry(39, &e);
+    CUresult (*query)(CUcontext, void *, unsigned long long *) =
+        (CUresult(*)(CUcontext, void *, unsigned long long *))(uintptr_t)context_identity_entry(39, &e);
     if (!query) return e;
-    return query(ctx, object, value, 0, 0);
+    return query(ctx, object, value);
 }

@@ -2,7 +2,7 @@
  * cuda_fake_driver: the three that NVIDIA's libraries ask for in driver mode
  * and whose entries the driver stub implements (docs/export-tables.md),
  * each entry acting as the traces of the real driver showed it:
- * CONTEXT_IDENTITY [51] gives one object per context and [39] answers a
+ * CONTEXT_IDENTITY [51] gives one object per stream and [39] answers a
  * number for it; the compile cache's lookups miss; cuFFT's [7] calls back
  * once per function of a module. The stub answers the first on the server
  * (this file's table, through host_private.c) and the others in the guest,
@@ -20,18 +20,20 @@
 /* ---- 21318c60 CONTEXT_IDENTITY: [51] and [39] -------------------------------- */
 
 struct context_object {
-    uint64_t flag; /* 1, as the real object's first word; here 1 + which */
+    uint64_t flag; /* 1, as the real object's first word */
     CUcontext ctx;
+    CUstream stream;
 };
 static struct context_object objects_[4];
 
-static CUresult object_of(CUcontext ctx, uint64_t which, void **out, uint64_t a3, uint64_t a4)
+/* (context, stream, void **object): one object per stream */
+static CUresult object_of(CUcontext ctx, CUstream stream, void **out)
 {
-    if (which > 1 || a3 || a4 || !out) return CUDA_ERROR_INVALID_VALUE;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
     for (int i = 0; i < 4; i++)
-        if ((objects_[i].ctx == ctx && objects_[i].flag == 1 + which) || !objects_[i].ctx) {
-            objects_[i] = (struct context_object){1 + which, ctx};
+        if ((objects_[i].ctx == ctx && objects_[i].stream == stream) || !objects_[i].ctx) {
+            objects_[i] = (struct context_object){1, ctx, stream};
             *out = &objects_[i];
             return CUDA_SUCCESS;
         }
@@ -41,7 +43,7 @@ static CUresult object_of(CUcontext ctx, uint64_t which, void **out, uint64_t a3
 static CUresult object_query(CUcontext ctx, struct context_object *o, unsigned long long *v)
 {
     if (!o || o->ctx != ctx || !v) return CUDA_ERROR_INVALID_VALUE;
-    *v = 7 + (unsigned long long)(o - objects_); /* the real driver: 7 */
+    *v = o->stream ? 14 : 7; /* the real driver's answers */
     return CUDA_SUCCESS;
 }
 

@@ -1,6 +1,6 @@
 /* The driver's private tables that NVIDIA's libraries call in driver mode
  * (docs/export-tables.md), called as the traces of the real driver showed
- * them: cuBLAS's and cuDNN's CONTEXT_IDENTITY [51] (a context's object) and
+ * them: cuBLAS's and cuDNN's CONTEXT_IDENTITY [51] (a stream's object) and
  * [39] (a number for it), the compile cache NVRTC and nvJitLink ask before
  * they compile (da9151d3 [1] [3] [4] [2]) and cuFFT's [7] (a callback per
  * function of a module it loaded). Natively over the stand-in driver
@@ -52,25 +52,27 @@ int main(void)
     CUresult e = cuGetExportTable((const void **)&t, &u);
     printf("CONTEXT_IDENTITY: %d, %zu bytes\n", (int)e, t ? (size_t)(uintptr_t)t[0] : (size_t)0);
     if (e != CUDA_SUCCESS) return 1;
-    CUresult (*object_of)(CUcontext, uint64_t, void **, uint64_t, uint64_t) =
-        (CUresult(*)(CUcontext, uint64_t, void **, uint64_t, uint64_t))t[51];
-    CUresult (*query)(CUcontext, void *, unsigned long long *, uint64_t, uint64_t) =
-        (CUresult(*)(CUcontext, void *, unsigned long long *, uint64_t, uint64_t))t[39];
+    CUresult (*object_of)(CUcontext, CUstream, void **) = (CUresult(*)(CUcontext, CUstream, void **))t[51];
+    CUresult (*query)(CUcontext, void *, unsigned long long *) =
+        (CUresult(*)(CUcontext, void *, unsigned long long *))t[39];
     void *o1 = NULL, *o2 = NULL;
-    e = object_of(c, 0, &o1, 0, 0);
+    e = object_of(c, NULL, &o1);
     printf("[51]: %d, first word %llu\n", (int)e, o1 ? (unsigned long long)*(uint64_t *)o1 : 0ull);
     expect("[51] gives an object", e == CUDA_SUCCESS && o1 != NULL);
-    expect("[51] again: the same object", object_of(c, 0, &o2, 0, 0) == CUDA_SUCCESS && o2 == o1);
+    expect("[51] again: the same object", object_of(c, NULL, &o2) == CUDA_SUCCESS && o2 == o1);
     unsigned long long v = 0;
-    e = query(c, o1, &v, 0, 0);
+    e = query(c, o1, &v);
     printf("[39]: %d, %llu\n", (int)e, v);
-    /* another kind of object (cuBLAS's triangular solves ask one) */
+    /* a stream's object (JAX's convolutions ask for their stream's) */
+    CUstream s;
     void *o3 = NULL;
-    e = object_of(c, 1, &o3, 0, 0);
-    printf("[51] kind 1: %d, first word %llu\n", (int)e, o3 ? (unsigned long long)*(uint64_t *)o3 : 0ull);
-    expect("[51] kind 1: another object", e == CUDA_SUCCESS && o3 && o3 != o1);
-    e = query(c, o3, &v, 0, 0);
+    if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return 1;
+    e = object_of(c, s, &o3);
+    printf("[51] of a stream: %d, first word %llu\n", (int)e, o3 ? (unsigned long long)*(uint64_t *)o3 : 0ull);
+    expect("[51] of a stream: another object", e == CUDA_SUCCESS && o3 && o3 != o1);
+    e = query(c, o3, &v);
     printf("[39] of it: %d, %llu\n", (int)e, v);
+    cuStreamDestroy(s);
 
     /* the compile cache: open, a lookup that misses, store, close */
     u = uuid(cache_id);
