@@ -221,7 +221,7 @@ CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount,
  * for a stream JAX made). The object is a handle: the server only takes back
  * objects it handed out. */
 typedef struct apigenCudaContextObject_st *apigenCudaContextObject;
-#define APIGEN_CUDA_CONTEXT_OBJECT_HEAD 32
+#define APIGEN_CUDA_CONTEXT_OBJECT_HEAD 512
 CUresult apigenCudaContextObjectGet(CUcontext ctx, CUstream stream, apigenCudaContextObject *object,
                                     unsigned char *head, size_t headSize);
 CUresult apigenCudaContextObjectQuery(CUcontext ctx, apigenCudaContextObject object,

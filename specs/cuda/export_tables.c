@@ -805,6 +805,12 @@ static CUresult ctxid_object(CUcontext ctx, CUstream stream, void **object)
     ET_TRACE("CONTEXT_IDENTITY [51] (context %p, stream %p) = %d, object %p", (void *)ctx,
              (void *)stream, (int)e, (void *)server);
     if (e != CUDA_SUCCESS) return e;
+    if (apigen_tracing()) /* what the driver keeps there, for the next trace */
+        for (size_t w = 0; w < sizeof head / 8; w++) {
+            uint64_t v;
+            memcpy(&v, head + 8 * w, 8);
+            if (v) ET_TRACE("CONTEXT_IDENTITY [51] object word %zu: %#llx", w, (unsigned long long)v);
+        }
     pthread_mutex_lock(&lock_);
     struct ctx_object *o = ctx_objects_;
     while (o && o->server != server) o = o->next;

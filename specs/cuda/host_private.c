@@ -41,7 +41,9 @@ static void *context_identity_entry(unsigned slot, CUresult *e)
 static void read_head(const void *object, unsigned char *head, size_t n)
 {
     struct iovec local = {head, n}, remote = {(void *)object, n};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n) memset(head, 0, n);
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0); /* stops at an unmapped page */
+    if (got < 0) got = 0;
+    memset(head + got, 0, n - (size_t)got);
 }
 
 CUresult apigenCudaContextObjectGet(CUcontext ctx, CUstream stream, apigenCudaContextObject *object,
