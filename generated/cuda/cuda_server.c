@@ -64,6 +64,18 @@ CUresult cuda_host_htoa_async(apigen_call_ctx *cx, CUarray dstArray, size_t dstO
 CUresult cuda_host_htoa_async_ptsz(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoAAsync_v2_ptsz */
 CUresult cuda_host_htod_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoDAsync_v2 */
 CUresult cuda_host_htod_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoDAsync_v2_ptsz */
+CUresult cuda_host_memset_d16_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD16Async */
+CUresult cuda_host_memset_d16_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD16Async_ptsz */
+CUresult cuda_host_memset_d2d16_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D16Async */
+CUresult cuda_host_memset_d2d16_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D16Async_ptsz */
+CUresult cuda_host_memset_d2d32_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D32Async */
+CUresult cuda_host_memset_d2d32_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D32Async_ptsz */
+CUresult cuda_host_memset_d2d8_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D8Async */
+CUresult cuda_host_memset_d2d8_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD2D8Async_ptsz */
+CUresult cuda_host_memset_d32_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD32Async */
+CUresult cuda_host_memset_d32_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD32Async_ptsz */
+CUresult cuda_host_memset_d8_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD8Async */
+CUresult cuda_host_memset_d8_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemsetD8Async_ptsz */
 CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name); /* hand-written, in the spec's sources: wraps cuModuleGetGlobal_v2 */
 CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc); /* hand-written, in the spec's sources: wraps cuSurfObjectCreate */
 CUresult cuda_host_surf_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject); /* hand-written, in the spec's sources: wraps cuSurfObjectGetResourceDesc */
@@ -101,17 +113,11 @@ CUresult cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void *sr
 CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* a symbol variant of cuMemcpyHtoD_v2 */
 CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyPeerAsync */
 CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount); /* a symbol variant of cuMemcpyPeer */
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream); /* a symbol variant of cuMemsetD16Async */
 CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N); /* a symbol variant of cuMemsetD16_v2 */
-CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream); /* a symbol variant of cuMemsetD2D16Async */
 CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height); /* a symbol variant of cuMemsetD2D16_v2 */
-CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream); /* a symbol variant of cuMemsetD2D32Async */
 CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height); /* a symbol variant of cuMemsetD2D32_v2 */
-CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream); /* a symbol variant of cuMemsetD2D8Async */
 CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height); /* a symbol variant of cuMemsetD2D8_v2 */
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream); /* a symbol variant of cuMemsetD32Async */
 CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N); /* a symbol variant of cuMemsetD32_v2 */
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream); /* a symbol variant of cuMemsetD8Async */
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N); /* a symbol variant of cuMemsetD8_v2 */
 CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS *paramsArray, unsigned int numExtSems, CUstream stream); /* a symbol variant of cuSignalExternalSemaphoresAsync */
 CUresult cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags); /* a symbol variant of cuStreamAttachMemAsync */
@@ -12825,8 +12831,7 @@ static void h_cuMemsetD16Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N * 2, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD16Async(dstDevice, us, N, hStream);
+    ret_ = cuda_host_memset_d16_async(cx, dstDevice, us, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12853,8 +12858,7 @@ static void h_cuMemsetD16Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N * 2, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD16Async_ptsz(dstDevice, us, N, hStream);
+    ret_ = cuda_host_memset_d16_async_ptsz(cx, dstDevice, us, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12962,8 +12966,7 @@ static void h_cuMemsetD2D16Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d16_async(cx, dstDevice, dstPitch, us, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12998,8 +13001,7 @@ static void h_cuMemsetD2D16Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D16Async_ptsz(dstDevice, dstPitch, us, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d16_async_ptsz(cx, dstDevice, dstPitch, us, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13123,8 +13125,7 @@ static void h_cuMemsetD2D32Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d32_async(cx, dstDevice, dstPitch, ui, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13159,8 +13160,7 @@ static void h_cuMemsetD2D32Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D32Async_ptsz(dstDevice, dstPitch, ui, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d32_async_ptsz(cx, dstDevice, dstPitch, ui, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13284,8 +13284,7 @@ static void h_cuMemsetD2D8Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d8_async(cx, dstDevice, dstPitch, uc, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13320,8 +13319,7 @@ static void h_cuMemsetD2D8Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, 0, false, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD2D8Async_ptsz(dstDevice, dstPitch, uc, Width, Height, hStream);
+    ret_ = cuda_host_memset_d2d8_async_ptsz(cx, dstDevice, dstPitch, uc, Width, Height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13429,8 +13427,7 @@ static void h_cuMemsetD32Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N * 4, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD32Async(dstDevice, ui, N, hStream);
+    ret_ = cuda_host_memset_d32_async(cx, dstDevice, ui, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13457,8 +13454,7 @@ static void h_cuMemsetD32Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N * 4, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD32Async_ptsz(dstDevice, ui, N, hStream);
+    ret_ = cuda_host_memset_d32_async_ptsz(cx, dstDevice, ui, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13550,8 +13546,7 @@ static void h_cuMemsetD8Async(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD8Async(dstDevice, uc, N, hStream);
+    ret_ = cuda_host_memset_d8_async(cx, dstDevice, uc, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13578,8 +13573,7 @@ static void h_cuMemsetD8Async_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_dstDevice, N, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemsetD8Async_ptsz(dstDevice, uc, N, hStream);
+    ret_ = cuda_host_memset_d8_async_ptsz(cx, dstDevice, uc, N, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0x4b3a99ff25d9cae7)
+#define CUDA_FINGERPRINT UINT64_C(0x6bf81fc31845a8a9)
 
 /* Call ids: forwarded and custom functions. */
 enum {

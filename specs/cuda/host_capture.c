@@ -17,7 +17,15 @@
  * library. (The streamed path of cuMemcpyDtoHAsync_v2 refuses a capture in
  * host_copy.c, whose streamed cuMemcpyHtoDAsync_v2 asks cuda_host_htod_refused;
  * 2D/3D copies wait for their host sides in host.c, and name
- * arena memory with APIGEN_CUDA_COPY_ARENA_*.) */
+ * arena memory with APIGEN_CUDA_COPY_ARENA_*.)
+ *
+ * Async sets (cuMemsetD*Async) are checked here rather than by the spec's
+ * `device`: the address must be the client's unless the stream is capturing,
+ * when the set becomes a graph node that touches no memory until a launch
+ * (cuDNN records its plans into a capture with placeholder addresses such as
+ * 0x80 to read the kernel nodes back and destroys the graph unlaunched; the
+ * driver takes such a set). A kernel node's pointers are never checked
+ * either: a graph's launch reaches what the client's kernels could. */
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -134,3 +142,58 @@ CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray s
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return cuMemcpyAtoHAsync_v2_ptsz(dstHost, srcArray, srcOffset, ByteCount, hStream);
 }
+
+/* ---- async sets ------------------------------------------------------------- */
+
+static int recording(CUstream s, int ptsz)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    return (ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs)) == CUDA_SUCCESS &&
+           cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+/* The spec's `device` check (bytes: extent when has_extent), skipped for a
+ * set the stream records; false: rejected (the log line names the address). */
+static bool set_target_ok(apigen_call_ctx *cx, CUdeviceptr dst, uint64_t extent, bool has_extent,
+                          CUstream s, int ptsz)
+{
+    if (apigen_dev_owned(cx->session, (uint64_t)dst, extent, has_extent)) return true;
+    if (recording(s, ptsz)) return true;
+    return apigen_dev_check(cx, (uint64_t)dst, extent, has_extent, "dstDevice");
+}
+
+#define SET_1D(NAME, FN, T, UNIT)                                                                  \
+    CUresult NAME(apigen_call_ctx *cx, CUdeviceptr dstDevice, T value, size_t N, CUstream hStream) \
+    {                                                                                              \
+        if (!set_target_ok(cx, dstDevice, (uint64_t)N * (UNIT), true, hStream, 0))                 \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        return FN(dstDevice, value, N, hStream);                                                   \
+    }                                                                                              \
+    CUresult NAME##_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, T value, size_t N,            \
+                         CUstream hStream)                                                         \
+    {                                                                                              \
+        if (!set_target_ok(cx, dstDevice, (uint64_t)N * (UNIT), true, hStream, 1))                 \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        return FN##_ptsz(dstDevice, value, N, hStream);                                            \
+    }
+
+#define SET_2D(NAME, FN, T)                                                                        \
+    CUresult NAME(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, T value,            \
+                  size_t Width, size_t Height, CUstream hStream)                                   \
+    {                                                                                              \
+        if (!set_target_ok(cx, dstDevice, 0, false, hStream, 0)) return CUDA_ERROR_INVALID_VALUE;  \
+        return FN(dstDevice, dstPitch, value, Width, Height, hStream);                             \
+    }                                                                                              \
+    CUresult NAME##_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, size_t dstPitch, T value,     \
+                         size_t Width, size_t Height, CUstream hStream)                            \
+    {                                                                                              \
+        if (!set_target_ok(cx, dstDevice, 0, false, hStream, 1)) return CUDA_ERROR_INVALID_VALUE;  \
+        return FN##_ptsz(dstDevice, dstPitch, value, Width, Height, hStream);                      \
+    }
+
+SET_1D(cuda_host_memset_d8_async, cuMemsetD8Async, unsigned char, 1)
+SET_1D(cuda_host_memset_d16_async, cuMemsetD16Async, unsigned short, 2)
+SET_1D(cuda_host_memset_d32_async, cuMemsetD32Async, unsigned int, 4)
+SET_2D(cuda_host_memset_d2d8_async, cuMemsetD2D8Async, unsigned char)
+SET_2D(cuda_host_memset_d2d16_async, cuMemsetD2D16Async, unsigned short)
+SET_2D(cuda_host_memset_d2d32_async, cuMemsetD2D32Async, unsigned int)

@@ -1205,15 +1205,28 @@ FAKE CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, C
     return cuMemcpy(dst, src, n);
 }
 
+/* a set on the capturing stream becomes a node of the capture's graph,
+ * which this stand-in never runs: it touches no memory (the driver takes
+ * any address then: cuDNN records sets at placeholder addresses) */
+static bool capture_records(CUstream s)
+{
+    pthread_mutex_lock(&capture_lock_);
+    bool rec = s && s == capturing_ && !capture_invalid_;
+    pthread_mutex_unlock(&capture_lock_);
+    return rec;
+}
+
 FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
 {
     if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (capture_records(s)) return CUDA_SUCCESS;
     return cuMemsetD8_v2(p, v, n);
 }
 
 FAKE CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s)
 {
     if (capture_gone(s)) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    if (capture_records(s)) return CUDA_SUCCESS;
     return cuMemsetD32_v2(p, v, n);
 }
 
