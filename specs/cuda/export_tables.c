@@ -1083,9 +1083,9 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
     if (memcmp(u, U_REQS, 16) == 0) return CUDA_ERROR_NOT_FOUND;
     if (memcmp(u, U_69A2, 16) == 0) {
         if (first_time(u))
-            apigen_log("cuda: cuGetExportTable: %s (asked by PyTorch's CUDA libraries; its "
-                       "entries are not known) is not provided by the driver stub: "
-                       "CUDA_ERROR_NOT_FOUND",
+            apigen_log("cuda: cuGetExportTable: %s (asked by NVIDIA's libraries under "
+                       "PyTorch and JAX, which go on without it; its entries are not known) is "
+                       "not provided by the driver stub: CUDA_ERROR_NOT_FOUND",
                        text);
         return CUDA_ERROR_NOT_FOUND;
     }
