@@ -93,6 +93,11 @@ def streams():
     return digest(g(y)), ms >= 0, s1.done
 section("streams", streams)
 def pinned():
+    # d comes from CuPy's pool, which reuses blocks by the legacy stream's
+    # order, and s does not wait for that stream: finish the earlier
+    # sections' work first (a failed section upstream left the block in use
+    # once: session 29, call 2)
+    cp.cuda.Device().synchronize()
     h = cupyx.empty_pinned((1 << 22,), dtype=np.float32)
     h[:] = np.arange(h.size, dtype=np.float32)
     s = cp.cuda.Stream(non_blocking=True)
