@@ -66,7 +66,7 @@ static const char *const errors_keys[] = {"type",           "success",       "un
                                           "out_of_memory",  "async",         "missing",
                                           "names",          "last_error",    NULL};
 static const char *const last_error_keys[] = {"get", "peek", NULL};
-static const char *const types_keys[] = {"handles", "bytes", "device", "versioned", NULL};
+static const char *const types_keys[] = {"handles", "bytes", "device", "versioned", "sizes", NULL};
 static const char *const versioned_keys[] = {"member", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
@@ -862,12 +862,82 @@ static void read_states(ck *c, handle_type_def *h, const spec_node *sn)
         diag_error(c->d, sn->loc, NULL, NULL, "handle type '%s': more than 8 states", h->name);
 }
 
+/* types.sizes: {TYPE: {BYTES: [VALUE, ...], ...}, ...}: what size_of(p)
+ * reads for a parameter of TYPE (a value not listed: 0). */
+static void check_sizes(ck *c, const spec_node *ss)
+{
+    if (!spec_want_map(ss, "types.sizes", c->d, NULL, NULL)) return;
+    for (size_t i = 0; i < ss->n; i++) {
+        const char *name = ss->keys[i];
+        const spec_node *tn = ss->items[i];
+        src_loc kl = ss->key_locs[i];
+        typedef_def *td = model_find_typedef(c->m, name);
+        if (!td) {
+            diag_error(c->d, kl, NULL, NULL,
+                       "types.sizes: '%s' is not a typedef of the headers%s", name,
+                       did_you_mean(suggest_name(name, typedef_cand, c->m->ntypedefs, c->m)));
+            continue;
+        }
+        if (td->type->kind != TY_ENUM && td->type->kind != TY_SINT && td->type->kind != TY_UINT) {
+            diag_error(c->d, kl, NULL, NULL,
+                       "types.sizes: '%s' is a %s ('%s'); sizes are given for the values of an "
+                       "integer or enum type",
+                       name, type_kind_name(td->type->kind), td->type->canonical);
+            continue;
+        }
+        for (size_t k = 0; k < c->m->nsizes; k++)
+            if (strcmp(c->m->sizes[k].type, name) == 0)
+                diag_error(c->d, kl, NULL, NULL, "types.sizes: '%s' is listed twice", name);
+        if (!spec_want_map(tn, "types.sizes entry", c->d, NULL, NULL)) continue;
+        size_table *t = VEC_PUSH(c->m->sizes, c->m->nsizes);
+        memset(t, 0, sizeof *t);
+        t->type = arena_strdup(c->a, name);
+        t->ti = td->type;
+        t->loc = kl;
+        for (size_t b = 0; b < tn->n; b++) {
+            char *end;
+            unsigned long long bytes = strtoull(tn->keys[b], &end, 10);
+            if (!*tn->keys[b] || *end || bytes == 0 || bytes > (1ull << 20)) {
+                diag_error(c->d, tn->key_locs[b], NULL, NULL,
+                           "types.sizes.%s: '%s' is not a size: the keys are byte counts "
+                           "(1 to 1048576), each with the list of values that size",
+                           name, tn->keys[b]);
+                continue;
+            }
+            char **vals = NULL;
+            size_t nv = 0;
+            if (!spec_string_list(tn->items[b], "types.sizes values", c->d, c->a, &vals, &nv))
+                continue;
+            for (size_t v = 0; v < nv; v++) {
+                if (!model_find_enum_const(c->m, vals[v], NULL) && !model_find_macro(c->m, vals[v])) {
+                    diag_error(c->d, spec_item_loc(tn->items[b], vals[v], tn->items[b]->loc), NULL,
+                               NULL,
+                               "types.sizes.%s: '%s' is not an enum constant or integer macro "
+                               "of the headers",
+                               name, vals[v]);
+                    continue;
+                }
+                for (size_t k = 0; k < t->nentries; k++)
+                    if (strcmp(t->entries[k].value, vals[v]) == 0)
+                        diag_error(c->d, spec_item_loc(tn->items[b], vals[v], tn->items[b]->loc),
+                                   NULL, NULL, "types.sizes.%s: '%s' is listed twice", name,
+                                   vals[v]);
+                size_entry *se = VEC_PUSH(t->entries, t->nentries);
+                se->value = vals[v];
+                se->bytes = bytes;
+            }
+        }
+    }
+}
+
 static void check_handles(ck *c, const spec_node *root)
 {
     const spec_node *types = spec_get(root, "types");
     if (!types) return;
     if (!spec_want_map(types, "types", c->d, NULL, NULL)) return;
     spec_check_keys(types, types_keys, "types", c->d, NULL, NULL);
+    const spec_node *sz = spec_get(types, "sizes");
+    if (sz) check_sizes(c, sz);
     const spec_node *bs = spec_get(types, "bytes");
     if (bs) {
         char **names = NULL;

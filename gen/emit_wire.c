@@ -1,5 +1,6 @@
 /* <api>_wire.h: ABI pin, fingerprint, call ids, callback type ids and
  * layout asserts for every plain struct copied by value. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,6 +138,16 @@ int emit_wire(emit_ctx *e, strbuf *out)
         for (size_t i = 0; i < m->api.error_names->nconsts; i++)
             tmpl_put(&e->o, "wire_names_entry", "name", m->api.error_names->consts[i].name, NULL);
         tmpl_put(&e->o, "wire_names_tail", "API", e->API, NULL);
+    }
+    for (size_t i = 0; i < m->nsizes; i++) {
+        const size_table *t = &m->sizes[i];
+        tmpl_put(&e->o, "wire_size_head", "api", m->api.name, "type", t->type, NULL);
+        for (size_t k = 0; k < t->nentries; k++) {
+            char bytes[24];
+            snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)t->entries[k].bytes);
+            tmpl_put(&e->o, "wire_size_entry", "value", t->entries[k].value, "bytes", bytes, NULL);
+        }
+        tmpl_put(&e->o, "wire_size_tail", NULL);
     }
     tmpl_put(&e->o, "wire_pins_layout", NULL);
     if (recs.n) qsort(recs.r, recs.n, sizeof *recs.r, cmp_rec);

@@ -280,6 +280,27 @@ static char *parse_unary(parser *P)
             sb_putc(&b, ')');
             return sb_take(&b);
         }
+        if (strcmp(t->text, "size_of") == 0 && P->pos + 1 < P->ntoks &&
+            P->toks[P->pos + 1].kind == T_PUNCT && strcmp(P->toks[P->pos + 1].text, "(") == 0) {
+            /* size_of(p): the bytes types.sizes gives p's value */
+            P->pos += 2;
+            tok *a = peek(P);
+            param_def *sp = a->kind == T_IDENT ? find_param(P, a->text) : NULL;
+            if (!sp) fail_at(P, a->col, "size_of takes a parameter of the function%s", "");
+            if (!expr_phase1_kind(sp->ann.kind))
+                fail_at(P, a->col, "size_of(%s): the parameter is not passed by value", a->text);
+            const size_table *st = model_size_table_of(P->env->m, sp->type);
+            if (!st) {
+                char *what = xasprintf("%s): no `types.sizes` entry for its type '%s' (list the "
+                                       "bytes of each value under types.sizes.%s",
+                                       a->text, sp->type->spelling, sp->type->spelling);
+                fail_at(P, a->col, "size_of(%s)", what); /* fail_at does not return */
+            }
+            P->pos++;
+            expect(P, ")");
+            sb_printf(&b, "%s_size_of_%s(%s)", P->env->m->api.name, st->type, local_name(a->text));
+            return sb_take(&b);
+        }
         P->pos++;
         param_def *p = find_param(P, t->text);
         if (p && p->ann.kind == PK_IN && peek(P)->kind == T_PUNCT && strcmp(peek(P)->text, "[") == 0) {

@@ -151,6 +151,13 @@ uint64_t model_fingerprint(const api_model *m)
     }
     if (s->device_checked)
         sb_printf(&b, "device destroy=%s\n", s->device_destroy ? s->device_destroy : "-");
+    for (size_t i = 0; i < m->nsizes; i++) { /* what size_of(p) reads: a buffer's extent */
+        sb_printf(&b, "sizes %s", m->sizes[i].type);
+        for (size_t k = 0; k < m->sizes[i].nentries; k++)
+            sb_printf(&b, " %s=%llu", m->sizes[i].entries[k].value,
+                      (unsigned long long)m->sizes[i].entries[k].bytes);
+        sb_putc(&b, '\n');
+    }
     for (size_t i = 0; i < m->nhandles; i++) {
         sb_printf(&b, "handle %u %s ", m->handles[i].tag, m->handles[i].name);
         put_spelling(&b, m->handles[i].type ? m->handles[i].type->canonical : "");

@@ -127,6 +127,21 @@ static int distinctive(const type_info *t)
     return p && (p->kind == TY_RECORD || p->kind == TY_ENUM || p->kind == TY_POINTER);
 }
 
+const size_table *model_size_table_of(const api_model *m, const type_info *t)
+{
+    if (!t) return NULL;
+    for (size_t i = 0; i < m->nsizes; i++)
+        if (t->typedef_name && strcmp(m->sizes[i].type, t->typedef_name) == 0) return &m->sizes[i];
+    /* another spelling of the same enum (cudaDataType and cudaDataType_t) */
+    for (size_t i = 0; i < m->nsizes; i++) {
+        const type_info *ti = m->sizes[i].ti;
+        if (t->kind == TY_ENUM && ti && ti->kind == TY_ENUM && ti->canonical_unqual &&
+            t->canonical_unqual && strcmp(ti->canonical_unqual, t->canonical_unqual) == 0)
+            return &m->sizes[i];
+    }
+    return NULL;
+}
+
 handle_type_def *model_handle_of(api_model *m, const type_info *t)
 {
     if (!t) return NULL;
@@ -184,6 +199,8 @@ void model_free(api_model *m)
     free(m->typedefs);
     free(m->macros);
     free(m->handles);
+    for (size_t i = 0; i < m->nsizes; i++) free(m->sizes[i].entries);
+    free(m->sizes);
     free(m->unmatched);
     free(m->unmatched_locs);
     free(m->procs);

@@ -549,6 +549,23 @@ typedef struct proc_entry {
     char *typedef_name;  /* "PFN_fooAlloc_v3020" */
 } proc_entry;
 
+/* types.sizes: the bytes each value of an integer or enum type stands for
+ * (a data-type enum: 4 for its float, ...), which size expressions read as
+ * `size_of(param)`; a value not listed is 0. Emitted into <api>_wire.h as
+ * <api>_size_of_<type>(), for the generated code and the spec's own C. */
+typedef struct size_entry {
+    char *value;      /* an enum constant or integer macro of the headers */
+    uint64_t bytes;
+} size_entry;
+
+typedef struct size_table {
+    char *type;               /* the typedef (or enum) name as the spec wrote it */
+    const type_info *ti;      /* its type: parameters match it by canonical type */
+    size_entry *entries;      /* in the spec's order */
+    size_t nentries;
+    src_loc loc;
+} size_table;
+
 typedef struct api_model {
     api_settings api;
     function_def *functions;   /* every selected function, sorted by name */
@@ -565,6 +582,8 @@ typedef struct api_model {
     size_t nmacros;
     handle_type_def *handles;
     size_t nhandles;
+    size_table *sizes;         /* types.sizes */
+    size_t nsizes;
     char *spec_path;           /* as given on the command line */
     int undecided_unsupported; /* an unannotated function the defaults cannot decide becomes
                                   unsupported (a warning) instead of an error */
@@ -582,6 +601,8 @@ function_def *model_find_function(api_model *m, const char *name);
 int fn_sig_equal(const fn_sig *a, const fn_sig *b);
 typedef_def *model_find_typedef(api_model *m, const char *name);
 handle_type_def *model_find_handle(api_model *m, const char *name);
+/* The types.sizes table of a C type (canonical comparison, through typedefs), or NULL. */
+const size_table *model_size_table_of(const api_model *m, const type_info *t);
 /* An enum constant anywhere in the headers (owner: its enum), or NULL. */
 enum_const *model_find_enum_const(const api_model *m, const char *name, enum_def **owner);
 macro_def *model_find_macro(const api_model *m, const char *name);

@@ -158,7 +158,7 @@ static void h_cublasAsumEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -232,7 +232,7 @@ static void h_cublasAsumEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -317,7 +317,7 @@ static void h_cublasAxpyEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_alpha, &l_alpha, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
         if (b_alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
             if (l_alpha != n_alpha) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
             alpha = (const void *)b_alpha;
         }
@@ -396,7 +396,7 @@ static void h_cublasAxpyEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_alpha, &l_alpha, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
         if (b_alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
             if (l_alpha != n_alpha) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
             alpha = (const void *)b_alpha;
         }
@@ -15688,7 +15688,7 @@ static void h_cublasDotEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -15775,7 +15775,7 @@ static void h_cublasDotEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -15862,7 +15862,7 @@ static void h_cublasDotcEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -15949,7 +15949,7 @@ static void h_cublasDotcEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -26381,7 +26381,7 @@ static void h_cublasNrm2Ex(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -26455,7 +26455,7 @@ static void h_cublasNrm2Ex_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
         if (p_result) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
             result = apigen_scratch(cx, n_result, 1);
             if (result == NULL) return;
         }
@@ -26546,7 +26546,7 @@ static void h_cublasRotEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_c, &l_c, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c"); return; }
         if (b_c != NULL) {
-            n_c = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_c = (uint64_t)(cublas_size_of_cudaDataType(csType));
             if (l_c != n_c) { apigen_reject(cx, APIGEN_BAD_ARGS, "c"); return; }
             c = (const void *)b_c;
         }
@@ -26557,7 +26557,7 @@ static void h_cublasRotEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_s, &l_s, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s"); return; }
         if (b_s != NULL) {
-            n_s = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_s = (uint64_t)(cublas_size_of_cudaDataType(csType));
             if (l_s != n_s) { apigen_reject(cx, APIGEN_BAD_ARGS, "s"); return; }
             s = (const void *)b_s;
         }
@@ -26643,7 +26643,7 @@ static void h_cublasRotEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_c, &l_c, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c"); return; }
         if (b_c != NULL) {
-            n_c = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_c = (uint64_t)(cublas_size_of_cudaDataType(csType));
             if (l_c != n_c) { apigen_reject(cx, APIGEN_BAD_ARGS, "c"); return; }
             c = (const void *)b_c;
         }
@@ -26654,7 +26654,7 @@ static void h_cublasRotEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_s, &l_s, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s"); return; }
         if (b_s != NULL) {
-            n_s = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_s = (uint64_t)(cublas_size_of_cudaDataType(csType));
             if (l_s != n_s) { apigen_reject(cx, APIGEN_BAD_ARGS, "s"); return; }
             s = (const void *)b_s;
         }
@@ -26874,7 +26874,7 @@ static void h_cublasRotmEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_param, &l_param, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
         if (b_param != NULL) {
-            n_param = (uint64_t)(5 * (((paramType == CUDA_R_8I) || (paramType == CUDA_R_8U)) ? (1) : (((((((paramType == CUDA_R_16F) || (paramType == CUDA_R_16BF)) || (paramType == CUDA_C_8I)) || (paramType == CUDA_C_8U)) || (paramType == CUDA_R_16I)) || (paramType == CUDA_R_16U)) ? (2) : ((((((((paramType == CUDA_R_32F) || (paramType == CUDA_C_16F)) || (paramType == CUDA_C_16BF)) || (paramType == CUDA_R_32I)) || (paramType == CUDA_R_32U)) || (paramType == CUDA_C_16I)) || (paramType == CUDA_C_16U)) ? (4) : (((((((paramType == CUDA_R_64F) || (paramType == CUDA_C_32F)) || (paramType == CUDA_R_64I)) || (paramType == CUDA_R_64U)) || (paramType == CUDA_C_32I)) || (paramType == CUDA_C_32U)) ? (8) : ((((paramType == CUDA_C_64F) || (paramType == CUDA_C_64I)) || (paramType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_param = (uint64_t)(5 * cublas_size_of_cudaDataType(paramType));
             if (l_param != n_param) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
             param = (const void *)b_param;
         }
@@ -26953,7 +26953,7 @@ static void h_cublasRotmEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_param, &l_param, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
         if (b_param != NULL) {
-            n_param = (uint64_t)(5 * (((paramType == CUDA_R_8I) || (paramType == CUDA_R_8U)) ? (1) : (((((((paramType == CUDA_R_16F) || (paramType == CUDA_R_16BF)) || (paramType == CUDA_C_8I)) || (paramType == CUDA_C_8U)) || (paramType == CUDA_R_16I)) || (paramType == CUDA_R_16U)) ? (2) : ((((((((paramType == CUDA_R_32F) || (paramType == CUDA_C_16F)) || (paramType == CUDA_C_16BF)) || (paramType == CUDA_R_32I)) || (paramType == CUDA_R_32U)) || (paramType == CUDA_C_16I)) || (paramType == CUDA_C_16U)) ? (4) : (((((((paramType == CUDA_R_64F) || (paramType == CUDA_C_32F)) || (paramType == CUDA_R_64I)) || (paramType == CUDA_R_64U)) || (paramType == CUDA_C_32I)) || (paramType == CUDA_C_32U)) ? (8) : ((((paramType == CUDA_C_64F) || (paramType == CUDA_C_64I)) || (paramType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_param = (uint64_t)(5 * cublas_size_of_cudaDataType(paramType));
             if (l_param != n_param) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
             param = (const void *)b_param;
         }
@@ -27498,7 +27498,7 @@ static void h_cublasScalEx(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_alpha, &l_alpha, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
         if (b_alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
             if (l_alpha != n_alpha) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
             alpha = (const void *)b_alpha;
         }
@@ -27564,7 +27564,7 @@ static void h_cublasScalEx_64(apigen_call_ctx *cx)
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_alpha, &l_alpha, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
         if (b_alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
             if (l_alpha != n_alpha) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
             alpha = (const void *)b_alpha;
         }

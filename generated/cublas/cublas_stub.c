@@ -151,7 +151,7 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -220,7 +220,7 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -294,7 +294,7 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
     } else {
@@ -393,7 +393,7 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
     } else {
@@ -18791,7 +18791,7 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx(cublasHandle_t handle, int n, const voi
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -18864,7 +18864,7 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx_64(cublasHandle_t handle, int64_t n, co
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -18937,7 +18937,7 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -19010,7 +19010,7 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -31422,7 +31422,7 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -31491,7 +31491,7 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL) {
-            n_result = (uint64_t)((((resultType == CUDA_R_8I) || (resultType == CUDA_R_8U)) ? (1) : (((((((resultType == CUDA_R_16F) || (resultType == CUDA_R_16BF)) || (resultType == CUDA_C_8I)) || (resultType == CUDA_C_8U)) || (resultType == CUDA_R_16I)) || (resultType == CUDA_R_16U)) ? (2) : ((((((((resultType == CUDA_R_32F) || (resultType == CUDA_C_16F)) || (resultType == CUDA_C_16BF)) || (resultType == CUDA_R_32I)) || (resultType == CUDA_R_32U)) || (resultType == CUDA_C_16I)) || (resultType == CUDA_C_16U)) ? (4) : (((((((resultType == CUDA_R_64F) || (resultType == CUDA_C_32F)) || (resultType == CUDA_R_64I)) || (resultType == CUDA_R_64U)) || (resultType == CUDA_C_32I)) || (resultType == CUDA_C_32U)) ? (8) : ((((resultType == CUDA_C_64F) || (resultType == CUDA_C_64I)) || (resultType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_result = (uint64_t)(cublas_size_of_cudaDataType(resultType));
         }
         if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
     } else {
@@ -31570,7 +31570,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (c != NULL) {
-            n_c = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_c = (uint64_t)(cublas_size_of_cudaDataType(csType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, c, n_c)) goto nomem; /* c */
     } else {
@@ -31578,7 +31578,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL) {
-            n_s = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_s = (uint64_t)(cublas_size_of_cudaDataType(csType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, s, n_s)) goto nomem; /* s */
     } else {
@@ -31683,7 +31683,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (c != NULL) {
-            n_c = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_c = (uint64_t)(cublas_size_of_cudaDataType(csType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, c, n_c)) goto nomem; /* c */
     } else {
@@ -31691,7 +31691,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL) {
-            n_s = (uint64_t)((((csType == CUDA_R_8I) || (csType == CUDA_R_8U)) ? (1) : (((((((csType == CUDA_R_16F) || (csType == CUDA_R_16BF)) || (csType == CUDA_C_8I)) || (csType == CUDA_C_8U)) || (csType == CUDA_R_16I)) || (csType == CUDA_R_16U)) ? (2) : ((((((((csType == CUDA_R_32F) || (csType == CUDA_C_16F)) || (csType == CUDA_C_16BF)) || (csType == CUDA_R_32I)) || (csType == CUDA_R_32U)) || (csType == CUDA_C_16I)) || (csType == CUDA_C_16U)) ? (4) : (((((((csType == CUDA_R_64F) || (csType == CUDA_C_32F)) || (csType == CUDA_R_64I)) || (csType == CUDA_R_64U)) || (csType == CUDA_C_32I)) || (csType == CUDA_C_32U)) ? (8) : ((((csType == CUDA_C_64F) || (csType == CUDA_C_64I)) || (csType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_s = (uint64_t)(cublas_size_of_cudaDataType(csType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, s, n_s)) goto nomem; /* s */
     } else {
@@ -31904,7 +31904,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx(cublasHandle_t handle, int n, void *x,
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL) {
-            n_param = (uint64_t)(5 * (((paramType == CUDA_R_8I) || (paramType == CUDA_R_8U)) ? (1) : (((((((paramType == CUDA_R_16F) || (paramType == CUDA_R_16BF)) || (paramType == CUDA_C_8I)) || (paramType == CUDA_C_8U)) || (paramType == CUDA_R_16I)) || (paramType == CUDA_R_16U)) ? (2) : ((((((((paramType == CUDA_R_32F) || (paramType == CUDA_C_16F)) || (paramType == CUDA_C_16BF)) || (paramType == CUDA_R_32I)) || (paramType == CUDA_R_32U)) || (paramType == CUDA_C_16I)) || (paramType == CUDA_C_16U)) ? (4) : (((((((paramType == CUDA_R_64F) || (paramType == CUDA_C_32F)) || (paramType == CUDA_R_64I)) || (paramType == CUDA_R_64U)) || (paramType == CUDA_C_32I)) || (paramType == CUDA_C_32U)) ? (8) : ((((paramType == CUDA_C_64F) || (paramType == CUDA_C_64I)) || (paramType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_param = (uint64_t)(5 * cublas_size_of_cudaDataType(paramType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, param, n_param)) goto nomem; /* param */
     } else {
@@ -32003,7 +32003,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx_64(cublasHandle_t handle, int64_t n, v
     if (!apigen_put_u32(call_.wr, (uint32_t)executiontype)) goto nomem; /* executiontype */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL) {
-            n_param = (uint64_t)(5 * (((paramType == CUDA_R_8I) || (paramType == CUDA_R_8U)) ? (1) : (((((((paramType == CUDA_R_16F) || (paramType == CUDA_R_16BF)) || (paramType == CUDA_C_8I)) || (paramType == CUDA_C_8U)) || (paramType == CUDA_R_16I)) || (paramType == CUDA_R_16U)) ? (2) : ((((((((paramType == CUDA_R_32F) || (paramType == CUDA_C_16F)) || (paramType == CUDA_C_16BF)) || (paramType == CUDA_R_32I)) || (paramType == CUDA_R_32U)) || (paramType == CUDA_C_16I)) || (paramType == CUDA_C_16U)) ? (4) : (((((((paramType == CUDA_R_64F) || (paramType == CUDA_C_32F)) || (paramType == CUDA_R_64I)) || (paramType == CUDA_R_64U)) || (paramType == CUDA_C_32I)) || (paramType == CUDA_C_32U)) ? (8) : ((((paramType == CUDA_C_64F) || (paramType == CUDA_C_64I)) || (paramType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_param = (uint64_t)(5 * cublas_size_of_cudaDataType(paramType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, param, n_param)) goto nomem; /* param */
     } else {
@@ -32626,7 +32626,7 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
     } else {
@@ -32717,7 +32717,7 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)executionType)) goto nomem; /* executionType */
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (alpha != NULL) {
-            n_alpha = (uint64_t)((((alphaType == CUDA_R_8I) || (alphaType == CUDA_R_8U)) ? (1) : (((((((alphaType == CUDA_R_16F) || (alphaType == CUDA_R_16BF)) || (alphaType == CUDA_C_8I)) || (alphaType == CUDA_C_8U)) || (alphaType == CUDA_R_16I)) || (alphaType == CUDA_R_16U)) ? (2) : ((((((((alphaType == CUDA_R_32F) || (alphaType == CUDA_C_16F)) || (alphaType == CUDA_C_16BF)) || (alphaType == CUDA_R_32I)) || (alphaType == CUDA_R_32U)) || (alphaType == CUDA_C_16I)) || (alphaType == CUDA_C_16U)) ? (4) : (((((((alphaType == CUDA_R_64F) || (alphaType == CUDA_C_32F)) || (alphaType == CUDA_R_64I)) || (alphaType == CUDA_R_64U)) || (alphaType == CUDA_C_32I)) || (alphaType == CUDA_C_32U)) ? (8) : ((((alphaType == CUDA_C_64F) || (alphaType == CUDA_C_64I)) || (alphaType == CUDA_C_64U)) ? (16) : (0)))))));
+            n_alpha = (uint64_t)(cublas_size_of_cudaDataType(alphaType));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
     } else {

@@ -22,7 +22,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLAS_FINGERPRINT UINT64_C(0xf393fc100aa629e1)
+#define CUBLAS_FINGERPRINT UINT64_C(0xa0dad5e5234c9551)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -725,6 +725,37 @@ enum {
 enum {
     CUBLAS_NCB_TYPES = 0
 };
+
+/* types.sizes: the bytes a cudaDataType value stands for (0: not listed); the spec's
+ * size_of(p) reads this, and the spec's own C may too. */
+static inline uint64_t cublas_size_of_cudaDataType(int64_t v)
+{
+    if (v == (int64_t)CUDA_R_8I) return 1;
+    if (v == (int64_t)CUDA_R_8U) return 1;
+    if (v == (int64_t)CUDA_R_16F) return 2;
+    if (v == (int64_t)CUDA_R_16BF) return 2;
+    if (v == (int64_t)CUDA_C_8I) return 2;
+    if (v == (int64_t)CUDA_C_8U) return 2;
+    if (v == (int64_t)CUDA_R_16I) return 2;
+    if (v == (int64_t)CUDA_R_16U) return 2;
+    if (v == (int64_t)CUDA_R_32F) return 4;
+    if (v == (int64_t)CUDA_C_16F) return 4;
+    if (v == (int64_t)CUDA_C_16BF) return 4;
+    if (v == (int64_t)CUDA_R_32I) return 4;
+    if (v == (int64_t)CUDA_R_32U) return 4;
+    if (v == (int64_t)CUDA_C_16I) return 4;
+    if (v == (int64_t)CUDA_C_16U) return 4;
+    if (v == (int64_t)CUDA_R_64F) return 8;
+    if (v == (int64_t)CUDA_C_32F) return 8;
+    if (v == (int64_t)CUDA_R_64I) return 8;
+    if (v == (int64_t)CUDA_R_64U) return 8;
+    if (v == (int64_t)CUDA_C_32I) return 8;
+    if (v == (int64_t)CUDA_C_32U) return 8;
+    if (v == (int64_t)CUDA_C_64F) return 16;
+    if (v == (int64_t)CUDA_C_64I) return 16;
+    if (v == (int64_t)CUDA_C_64U) return 16;
+    return 0;
+}
 
 /* Plain data copied by value: the layout apigen read from the header. */
 CUBLAS_STATIC_ASSERT(sizeof(__half_raw) == 2, "__half_raw: size differs from the header apigen read");

@@ -494,7 +494,7 @@ static void h_ncclAllGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, sendcount * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_all_gather(cx, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -535,8 +535,8 @@ static void h_ncclAllReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = ncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -609,7 +609,7 @@ static void h_ncclBcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "buff")) return; /* buff: device memory of this client */
+    if (!apigen_dev_check(cx, v_buff, count * nccl_size_of_ncclDataType_t(datatype), true, "buff")) return; /* buff: device memory of this client */
     ret_ = ncclBcast(buff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -650,7 +650,7 @@ static void h_ncclBroadcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_broadcast(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1038,7 +1038,7 @@ static void h_ncclGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_gather(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1225,7 +1225,7 @@ static void h_ncclRecv(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = ncclRecv(recvbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1267,7 +1267,7 @@ static void h_ncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
     if (residence == ncclScalarHostImmediate) {
         if (!apigen_get_opt_bytes(cx->rd, &b_scalar, &l_scalar, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
         if (b_scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
+            n_scalar = (uint64_t)(nccl_size_of_ncclDataType_t(datatype));
             if (l_scalar != n_scalar) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
             scalar = (void *)b_scalar;
         }
@@ -1276,7 +1276,7 @@ static void h_ncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
         scalar = (void *)(uintptr_t)v_scalar;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "scalar")) return; /* scalar: device memory of this client */
+    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, nccl_size_of_ncclDataType_t(datatype), true, "scalar")) return; /* scalar: device memory of this client */
     ret_ = ncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == ncclSuccess;
@@ -1345,7 +1345,7 @@ static void h_ncclReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_reduce(cx, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1386,7 +1386,7 @@ static void h_ncclReduceScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, recvcount * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_reduce_scatter(cx, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1427,7 +1427,7 @@ static void h_ncclScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_scatter(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1464,7 +1464,7 @@ static void h_ncclSend(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = ncclSend(sendbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1501,7 +1501,7 @@ static void h_pncclAllGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, sendcount * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_all_gather(cx, sendbuff, recvbuff, sendcount, datatype, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1542,8 +1542,8 @@ static void h_pncclAllReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = pncclAllReduce(sendbuff, recvbuff, count, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1616,7 +1616,7 @@ static void h_pncclBcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_buff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "buff")) return; /* buff: device memory of this client */
+    if (!apigen_dev_check(cx, v_buff, count * nccl_size_of_ncclDataType_t(datatype), true, "buff")) return; /* buff: device memory of this client */
     ret_ = pncclBcast(buff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1657,7 +1657,7 @@ static void h_pncclBroadcast(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_broadcast(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1965,7 +1965,7 @@ static void h_pncclGather(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_gather(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2127,7 +2127,7 @@ static void h_pncclRecv(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = pncclRecv(recvbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2169,7 +2169,7 @@ static void h_pncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
     if (residence == ncclScalarHostImmediate) {
         if (!apigen_get_opt_bytes(cx->rd, &b_scalar, &l_scalar, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
         if (b_scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
+            n_scalar = (uint64_t)(nccl_size_of_ncclDataType_t(datatype));
             if (l_scalar != n_scalar) { apigen_reject(cx, APIGEN_BAD_ARGS, "scalar"); return; }
             scalar = (void *)b_scalar;
         }
@@ -2178,7 +2178,7 @@ static void h_pncclRedOpCreatePreMulSum(apigen_call_ctx *cx)
         scalar = (void *)(uintptr_t)v_scalar;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "scalar")) return; /* scalar: device memory of this client */
+    if ((!(residence == ncclScalarHostImmediate)) && !apigen_dev_check(cx, v_scalar, nccl_size_of_ncclDataType_t(datatype), true, "scalar")) return; /* scalar: device memory of this client */
     ret_ = pncclRedOpCreatePreMulSum(op, scalar, datatype, residence, comm);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == ncclSuccess;
@@ -2247,7 +2247,7 @@ static void h_pncclReduce(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = nccl_host_reduce(cx, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2288,7 +2288,7 @@ static void h_pncclReduceScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, recvcount * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_reduce_scatter(cx, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2329,7 +2329,7 @@ static void h_pncclScatter(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_recvbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "recvbuff")) return; /* recvbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_recvbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "recvbuff")) return; /* recvbuff: device memory of this client */
     ret_ = nccl_host_scatter(cx, sendbuff, recvbuff, count, datatype, root, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2366,7 +2366,7 @@ static void h_pncclSend(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_sendbuff, count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))), true, "sendbuff")) return; /* sendbuff: device memory of this client */
+    if (!apigen_dev_check(cx, v_sendbuff, count * nccl_size_of_ncclDataType_t(datatype), true, "sendbuff")) return; /* sendbuff: device memory of this client */
     ret_ = pncclSend(sendbuff, count, datatype, peer, comm, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

@@ -603,7 +603,7 @@ APIGEN_EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, s
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -679,8 +679,8 @@ APIGEN_EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, s
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
-            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -824,7 +824,7 @@ APIGEN_EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t da
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -899,7 +899,7 @@ APIGEN_EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, s
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -1583,7 +1583,7 @@ APIGEN_EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -1990,7 +1990,7 @@ APIGEN_EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2059,7 +2059,7 @@ APIGEN_EXPORT ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scala
     if (!apigen_put_u8(call_.wr, op != NULL)) goto nomem; /* op */
     if (residence == ncclScalarHostImmediate) {
         if (scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
+            n_scalar = (uint64_t)(nccl_size_of_ncclDataType_t(datatype));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, scalar, n_scalar)) goto nomem; /* scalar */
     } else {
@@ -2178,7 +2178,7 @@ APIGEN_EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2253,7 +2253,7 @@ APIGEN_EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuf
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2335,7 +2335,7 @@ APIGEN_EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, siz
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2408,7 +2408,7 @@ APIGEN_EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclData
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2481,7 +2481,7 @@ APIGEN_EXPORT ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, 
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(sendcount * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2557,8 +2557,8 @@ APIGEN_EXPORT ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, 
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
-            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2702,7 +2702,7 @@ APIGEN_EXPORT ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t d
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)buff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -2777,7 +2777,7 @@ APIGEN_EXPORT ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, 
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -3379,7 +3379,7 @@ APIGEN_EXPORT ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, siz
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -3751,7 +3751,7 @@ APIGEN_EXPORT ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -3820,7 +3820,7 @@ APIGEN_EXPORT ncclResult_t pncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scal
     if (!apigen_put_u8(call_.wr, op != NULL)) goto nomem; /* op */
     if (residence == ncclScalarHostImmediate) {
         if (scalar != NULL) {
-            n_scalar = (uint64_t)((((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0))))));
+            n_scalar = (uint64_t)(nccl_size_of_ncclDataType_t(datatype));
         }
         if (!apigen_put_opt_bytes_ref(call_.wr, scalar, n_scalar)) goto nomem; /* scalar */
     } else {
@@ -3939,7 +3939,7 @@ APIGEN_EXPORT ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, siz
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -4014,7 +4014,7 @@ APIGEN_EXPORT ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbu
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(recvcount * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -4096,7 +4096,7 @@ APIGEN_EXPORT ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, si
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)recvbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);
@@ -4169,7 +4169,7 @@ APIGEN_EXPORT ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDat
     rk_ = apigen_repeat_mix(rk_, &stream, sizeof stream);
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * (((((datatype == ncclInt8) || (datatype == ncclUint8)) || (datatype == ncclFloat8e4m3)) || (datatype == ncclFloat8e5m2)) ? (1) : (((datatype == ncclFloat16) || (datatype == ncclBfloat16)) ? (2) : ((((datatype == ncclInt32) || (datatype == ncclUint32)) || (datatype == ncclFloat32)) ? (4) : ((((datatype == ncclInt64) || (datatype == ncclUint64)) || (datatype == ncclFloat64)) ? (8) : (0)))))))
+    if ((apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)sendbuff, (uint64_t)(count * nccl_size_of_ncclDataType_t(datatype)))
             && ((uint64_t)(uintptr_t)comm == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)comm))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) && apigen_repeat_known(rk_)) {
         st_ = apigen_call_async(&call_);

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NCCL_FINGERPRINT UINT64_C(0x451c733ad8d3b2aa)
+#define NCCL_FINGERPRINT UINT64_C(0xe9880a4f9363261d)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -102,6 +102,25 @@ enum {
 enum {
     NCCL_NCB_TYPES = 0
 };
+
+/* types.sizes: the bytes a ncclDataType_t value stands for (0: not listed); the spec's
+ * size_of(p) reads this, and the spec's own C may too. */
+static inline uint64_t nccl_size_of_ncclDataType_t(int64_t v)
+{
+    if (v == (int64_t)ncclInt8) return 1;
+    if (v == (int64_t)ncclUint8) return 1;
+    if (v == (int64_t)ncclFloat8e4m3) return 1;
+    if (v == (int64_t)ncclFloat8e5m2) return 1;
+    if (v == (int64_t)ncclFloat16) return 2;
+    if (v == (int64_t)ncclBfloat16) return 2;
+    if (v == (int64_t)ncclInt32) return 4;
+    if (v == (int64_t)ncclUint32) return 4;
+    if (v == (int64_t)ncclFloat32) return 4;
+    if (v == (int64_t)ncclInt64) return 8;
+    if (v == (int64_t)ncclUint64) return 8;
+    if (v == (int64_t)ncclFloat64) return 8;
+    return 0;
+}
 
 /* Plain data copied by value: the layout apigen read from the header. */
 NCCL_STATIC_ASSERT(sizeof(ncclUniqueId) == 128, "ncclUniqueId: size differs from the header apigen read");

@@ -191,17 +191,6 @@ ncclResult_t apigenNcclCommDeregister(ncclComm_t comm, apigenNcclRegistration ha
 
 /* ---- buffers the spec cannot size ----------------------------------------------- */
 
-static size_t type_size(ncclDataType_t t)
-{
-    switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0; /* NCCL refuses it itself */
-    }
-}
-
 static int comm_size(ncclComm_t comm)
 {
     int n = 0;
@@ -219,7 +208,7 @@ static int comm_rank(ncclComm_t comm)
 static bool fits(apigen_call_ctx *cx, const void *p, size_t count, size_t times, ncclDataType_t t,
                  const char *fn, const char *what)
 {
-    size_t sz = type_size(t);
+    size_t sz = (size_t)nccl_size_of_ncclDataType_t(t);
     if (!p || !count || !times || !sz) return true;
     uint64_t addr = (uint64_t)(uintptr_t)p, bytes = 0;
     if (count <= UINT64_MAX / times / sz) {

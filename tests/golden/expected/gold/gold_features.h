@@ -6,14 +6,18 @@
 #ifndef GOLD_FEATURES_H
 #define GOLD_FEATURES_H
 
+#define APIGEN_HAS_CONST_GOLD_C64 1
 #define APIGEN_HAS_CONST_GOLD_ERR_HANDLE 1
 #define APIGEN_HAS_CONST_GOLD_ERR_LOST 1
 #define APIGEN_HAS_CONST_GOLD_ERR_MEMORY 1
 #define APIGEN_HAS_CONST_GOLD_ERR_UNSUPPORTED 1
 #define APIGEN_HAS_CONST_GOLD_ERR_VALUE 1
+#define APIGEN_HAS_CONST_GOLD_F32 1
+#define APIGEN_HAS_CONST_GOLD_F64 1
 #define APIGEN_HAS_CONST_GOLD_OK 1
 #define APIGEN_HAS_CONST_GOLD_TO_DEVICE 1
 #define APIGEN_HAS_CONST_GOLD_TO_HOST 1
+#define APIGEN_HAS_CONST_GOLD_U8 1
 #define APIGEN_HAS_FIELD_goldInner_a 1
 #define APIGEN_HAS_FIELD_goldInner_b 1
 #define APIGEN_HAS_FIELD_goldOuter_f 1
@@ -36,6 +40,7 @@
 #define APIGEN_HAS_FN_goldDump 1
 #define APIGEN_HAS_FN_goldEnqueue 1
 #define APIGEN_HAS_FN_goldEnqueueMarked 1
+#define APIGEN_HAS_FN_goldFillTyped 1
 #define APIGEN_HAS_FN_goldFlush 1
 #define APIGEN_HAS_FN_goldGetLastError 1
 #define APIGEN_HAS_FN_goldInOut 1
@@ -86,6 +91,9 @@
 #define APIGEN_HAS_PARAM_goldEnqueue_bytes 1
 #define APIGEN_HAS_PARAM_goldEnqueue_q 1
 #define APIGEN_HAS_PARAM_goldEnqueue_src 1
+#define APIGEN_HAS_PARAM_goldFillTyped_n 1
+#define APIGEN_HAS_PARAM_goldFillTyped_out 1
+#define APIGEN_HAS_PARAM_goldFillTyped_type 1
 #define APIGEN_HAS_PARAM_goldFlush_q 1
 #define APIGEN_HAS_PARAM_goldInOut_n 1
 #define APIGEN_HAS_PARAM_goldInOut_obj 1
@@ -142,5 +150,6 @@
 #define APIGEN_HAS_TYPE_goldPoint 1
 #define APIGEN_HAS_TYPE_goldQueue 1
 #define APIGEN_HAS_TYPE_goldStatus 1
+#define APIGEN_HAS_TYPE_goldType 1
 
 #endif

@@ -384,6 +384,39 @@ static void h_goldEnqueueMarked(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldFillTyped(apigen_call_ctx *cx)
+{
+    goldType type = {0};
+    size_t n = {0};
+    void *out = {0};
+    goldStatus ret_;
+    uint32_t v_type;
+    uint64_t v_n;
+    uint8_t p_out = 0;
+    uint64_t n_out = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_type)) { apigen_reject(cx, APIGEN_BAD_ARGS, "type"); return; }
+    type = (goldType)v_type;
+    if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
+    n = (size_t)v_n;
+    if (!apigen_get_u8(cx->rd, &p_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "out"); return; }
+    if (p_out) {
+        n_out = (uint64_t)(n * gold_size_of_goldType(type));
+        out = apigen_scratch(cx, n_out, 1);
+        if (out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldFillTyped(type, n, out);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == GOLD_OK;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_out) { /* out */
+        k_ = ok_ ? n_out : 0;
+        if (!apigen_put_bytes_ref(cx->wr, out, k_)) return;
+    }
+}
+
 static void h_goldFlush(apigen_call_ctx *cx)
 {
     goldQueue q = {0};
@@ -879,7 +912,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[29] = {
+static const char *const call_names_[30] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -891,6 +924,7 @@ static const char *const call_names_[29] = {
     [GOLD_CALL_goldDevices] = "goldDevices",
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
     [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
+    [GOLD_CALL_goldFillTyped] = "goldFillTyped",
     [GOLD_CALL_goldFlush] = "goldFlush",
     [GOLD_CALL_goldGetLastError] = "goldGetLastError",
     [GOLD_CALL_goldInOut] = "goldInOut",
@@ -909,7 +943,7 @@ static const char *const call_names_[29] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[29] = {
+static const apigen_handler_fn handlers_[30] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -921,6 +955,7 @@ static const apigen_handler_fn handlers_[29] = {
     [GOLD_CALL_goldDevices] = h_goldDevices,
     [GOLD_CALL_goldEnqueue] = h_goldEnqueue,
     [GOLD_CALL_goldEnqueueMarked] = h_goldEnqueueMarked,
+    [GOLD_CALL_goldFillTyped] = h_goldFillTyped,
     [GOLD_CALL_goldFlush] = h_goldFlush,
     [GOLD_CALL_goldGetLastError] = h_goldGetLastError,
     [GOLD_CALL_goldInOut] = h_goldInOut,
@@ -939,7 +974,7 @@ static const apigen_handler_fn handlers_[29] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[29] = {
+static const uint8_t stream_in_calls_[30] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

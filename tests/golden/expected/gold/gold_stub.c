@@ -639,6 +639,57 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldFillTyped(goldType type, size_t n, void *out)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t n_out = 0;
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldFillTyped))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)type)) goto nomem; /* type */
+    if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
+    if (out != NULL) {
+        n_out = (uint64_t)(n * gold_size_of_goldType(type));
+    }
+    if (!apigen_put_u8(call_.wr, out != NULL)) goto nomem; /* out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (out != NULL && !apigen_get_into(&call_.rd, out, n_out, NULL)) goto bad; /* out */
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldFillTyped(type=%llu, n=%llu, out=%#llx) = %llu [%s, %llu us]", (unsigned long long)type, (unsigned long long)n, (unsigned long long)(uintptr_t)out, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT void goldFlush(goldQueue q)
 {
     apigen_call call_;
@@ -1587,7 +1638,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[29] = {
+static const char *const call_names_[30] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1599,6 +1650,7 @@ static const char *const call_names_[29] = {
     [GOLD_CALL_goldDevices] = "goldDevices",
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
     [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
+    [GOLD_CALL_goldFillTyped] = "goldFillTyped",
     [GOLD_CALL_goldFlush] = "goldFlush",
     [GOLD_CALL_goldGetLastError] = "goldGetLastError",
     [GOLD_CALL_goldInOut] = "goldInOut",

@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xa7ced0de4947c2fc)
+#define GOLD_FINGERPRINT UINT64_C(0x6731e6ad311e9bf0)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -35,24 +35,25 @@ enum {
     GOLD_CALL_goldDevices = 9,
     GOLD_CALL_goldEnqueue = 10,
     GOLD_CALL_goldEnqueueMarked = 11,
-    GOLD_CALL_goldFlush = 12,
-    GOLD_CALL_goldGetLastError = 13,
-    GOLD_CALL_goldInOut = 14,
-    GOLD_CALL_goldJoin = 15,
-    GOLD_CALL_goldLaunch = 16,
-    GOLD_CALL_goldNamed = 17,
-    GOLD_CALL_goldNoPrototype = 18,
-    GOLD_CALL_goldOnEvent = 19,
-    GOLD_CALL_goldPeekAtLastError = 20,
-    GOLD_CALL_goldProps = 21,
-    GOLD_CALL_goldRead = 22,
-    GOLD_CALL_goldReserved = 23,
-    GOLD_CALL_goldSignal = 24,
-    GOLD_CALL_goldSources = 25,
-    GOLD_CALL_goldStructs = 26,
-    GOLD_CALL_goldValues = 27,
-    GOLD_CALL_goldWrite = 28,
-    GOLD_NCALLS = 29
+    GOLD_CALL_goldFillTyped = 12,
+    GOLD_CALL_goldFlush = 13,
+    GOLD_CALL_goldGetLastError = 14,
+    GOLD_CALL_goldInOut = 15,
+    GOLD_CALL_goldJoin = 16,
+    GOLD_CALL_goldLaunch = 17,
+    GOLD_CALL_goldNamed = 18,
+    GOLD_CALL_goldNoPrototype = 19,
+    GOLD_CALL_goldOnEvent = 20,
+    GOLD_CALL_goldPeekAtLastError = 21,
+    GOLD_CALL_goldProps = 22,
+    GOLD_CALL_goldRead = 23,
+    GOLD_CALL_goldReserved = 24,
+    GOLD_CALL_goldSignal = 25,
+    GOLD_CALL_goldSources = 26,
+    GOLD_CALL_goldStructs = 27,
+    GOLD_CALL_goldValues = 28,
+    GOLD_CALL_goldWrite = 29,
+    GOLD_NCALLS = 30
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
@@ -60,6 +61,17 @@ enum {
     GOLD_CB_TYPE_goldEventFn = 0,
     GOLD_NCB_TYPES = 1
 };
+
+/* types.sizes: the bytes a goldType value stands for (0: not listed); the spec's
+ * size_of(p) reads this, and the spec's own C may too. */
+static inline uint64_t gold_size_of_goldType(int64_t v)
+{
+    if (v == (int64_t)GOLD_U8) return 1;
+    if (v == (int64_t)GOLD_F32) return 4;
+    if (v == (int64_t)GOLD_F64) return 8;
+    if (v == (int64_t)GOLD_C64) return 8;
+    return 0;
+}
 
 /* Plain data copied by value: the layout apigen read from the header. */
 GOLD_STATIC_ASSERT(sizeof(struct goldInner) == 6, "struct goldInner: size differs from the header apigen read");
