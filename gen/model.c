@@ -132,7 +132,7 @@ const size_table *model_size_table_of(const api_model *m, const type_info *t)
     if (!t) return NULL;
     for (size_t i = 0; i < m->nsizes; i++)
         if (t->typedef_name && strcmp(m->sizes[i].type, t->typedef_name) == 0) return &m->sizes[i];
-    /* another spelling of the same enum (cudaDataType and cudaDataType_t) */
+    /* another typedef of the same enum (`typedef enum X_t {...} X;` has two names) */
     for (size_t i = 0; i < m->nsizes; i++) {
         const type_info *ti = m->sizes[i].ti;
         if (t->kind == TY_ENUM && ti && ti->kind == TY_ENUM && ti->canonical_unqual &&
