@@ -5,6 +5,8 @@
 # alike) and through build/stub/libcuda.so.1 to a fresh apigen-server-cuda
 # over TRANSPORT (unix|tcp|shm). stdout and the exit status must match.
 #   driver_diff.sh SERVER STUB_DIR NODRIVER_DIR TRANSPORT PROGRAM [ARGS...]
+# DIFF_LAUNCH: a launcher that puts the stubs in place itself
+# (scripts/cuda-run), which then runs the forwarded program.
 set -u
 server=$1 stubdir=$2 nodriver=$3 transport=$4
 shift 4
@@ -33,7 +35,12 @@ while [ $i -lt 100 ]; do
     sleep 0.05; i=$((i + 1))
 done
 [ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
-APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$@" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+if [ -n "${DIFF_LAUNCH:-}" ]; then # a launcher puts the stubs in place itself (scripts/cuda-run)
+    # shellcheck disable=SC2086 # DIFF_LAUNCH: a command and its options
+    APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 timeout 120 $DIFF_LAUNCH "$@" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+else
+    APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$@" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+fi
 frc=$?
 name=$(basename "$prog")
 if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then

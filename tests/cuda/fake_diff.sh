@@ -14,7 +14,9 @@
 # (the driver's tests: the toolkit's stubs libcuda.so as libcuda.so.1, under
 # a stand-in driver). SED: a sed
 # script applied to the native output first: the documented differences
-# (two servers: no peer access between their devices).
+# (two servers: no peer access between their devices). DIFF_LAUNCH: a
+# launcher that puts the stubs in place itself (scripts/cuda-run), which then
+# runs the forwarded program instead of STUB_DIR on its library path.
 set -u
 server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1} sedscript=${7:-}
 real=${FAKE_DIFF_REAL_DIR:-}
@@ -68,7 +70,12 @@ nrc=$?
 if [ -n "$sedscript" ]; then
     sed "$sedscript" "$tmp/native" > "$tmp/native.sed" && mv "$tmp/native.sed" "$tmp/native"
 fi
-APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/out" 2> "$tmp/err"
+if [ -n "${DIFF_LAUNCH:-}" ]; then # a launcher puts the stubs in place itself (scripts/cuda-run)
+    # shellcheck disable=SC2086 # DIFF_LAUNCH: a command and its options
+    APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 timeout 120 $DIFF_LAUNCH "$prog" > "$tmp/out" 2> "$tmp/err"
+else
+    APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/out" 2> "$tmp/err"
+fi
 rc=$?
 [ -n "${FAKE_DIFF_SHOW:-}" ] && { cat "$tmp/out"; cat "$tmp/err"; }
 if [ $nrc != 0 ] || [ $rc != 0 ] || ! cmp -s "$tmp/native" "$tmp/out"; then

@@ -43,14 +43,8 @@ if [ "${LIBRARIES:-0}" != 1 ] && { [ "${FAMILY:-1}" = 0 ] || [ ! -x "$server" ];
     server=$build/examples/cuda/apigen-server-cuda
 fi
 preload=
-if [ "${LIBRARIES:-0}" = 1 ]; then
-    for l in libcuda.so.1 libcudart.so.13 libcublasLt.so.13 libcublas.so.13 libcufft.so.12 libcurand.so.10 \
-             libcusparse.so.12 libcusolver.so.12 libnvrtc.so.13 libnvJitLink.so.13 libcudnn_graph.so.9 \
-             libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9 libcudnn_engines_precompiled.so.9 \
-             libcudnn_engines_runtime_compiled.so.9 libcudnn_heuristic.so.9 libcudnn.so.9 libnccl.so.2; do
-        [ -e "$build/stub/$l" ] && preload="$preload${preload:+:}$build/stub/$l"
-    done
-fi
+# library mode's preloads: scripts/cuda-run's (every CUDA-family stub of the build)
+[ "${LIBRARIES:-0}" = 1 ] && preload=$(sh "$root/scripts/cuda-run" --build "$build" --preload-list)
 [ -x "$server" ] || { echo "torch-cases.sh: no $server"; exit 2; }
 tmp=$(mktemp -d /tmp/apigen-torch-cases.XXXXXX)
 # driver mode: only the driver stub (and the guest runtime it needs) on the
