@@ -644,7 +644,8 @@ static void test_entries(void)
     CHECK(store(entry, 0, NULL, 16) == CUDA_ERROR_INVALID_VALUE);
     CHECK(close_(entry) == CUDA_SUCCESS);
     CHECK(open_(NULL, 2, bitcode, sizeof bitcode, "", "") == CUDA_ERROR_INVALID_VALUE);
-    CHECK(lookup(&v, 0, &data, &size) == CUDA_ERROR_INVALID_HANDLE);
+    static uint64_t foreign[8]; /* an entry [1] did not open (as large as one) */
+    CHECK(lookup(foreign, 0, &data, &size) == CUDA_ERROR_INVALID_HANDLE);
     CHECK(close_(NULL) == CUDA_ERROR_INVALID_HANDLE);
 
     /* cuFFT's [7]: the callback once per function of the module, in the
