@@ -32,14 +32,22 @@
 #include "apigen_rt.h"
 #include "cuda_wire.h"
 
+/* The stream's capture status as the driver says it (NONE when it cannot
+ * say); ptsz: the _ptsz entry point's view of the NULL stream. */
+static CUstreamCaptureStatus capture_status(CUstream s, int ptsz)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if ((ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs)) != CUDA_SUCCESS)
+        return CU_STREAM_CAPTURE_STATUS_NONE;
+    return cs;
+}
+
 /* Whether the stream is capturing: then the copy is refused and the
  * capture invalidated. */
 static int captured(CUstream s, int ptsz, const char *fn)
 {
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    if ((ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs)) != CUDA_SUCCESS ||
-        cs == CU_STREAM_CAPTURE_STATUS_NONE)
-        return 0;
+    CUstreamCaptureStatus cs = capture_status(s, ptsz);
+    if (cs == CU_STREAM_CAPTURE_STATUS_NONE) return 0;
     apigen_log("%s: a copy with the client's host memory inside a stream capture: refused "
                "(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the capture invalidated; the graph "
                "would keep this call's transient buffer on the server",
@@ -145,20 +153,13 @@ CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray s
 
 /* ---- async sets ------------------------------------------------------------- */
 
-static int recording(CUstream s, int ptsz)
-{
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    return (ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs)) == CUDA_SUCCESS &&
-           cs == CU_STREAM_CAPTURE_STATUS_ACTIVE;
-}
-
 /* The spec's `device` check (bytes: extent when has_extent), skipped for a
  * set the stream records; false: rejected (the log line names the address). */
 static bool set_target_ok(apigen_call_ctx *cx, CUdeviceptr dst, uint64_t extent, bool has_extent,
                           CUstream s, int ptsz)
 {
     if (apigen_dev_owned(cx->session, (uint64_t)dst, extent, has_extent)) return true;
-    if (recording(s, ptsz)) return true;
+    if (capture_status(s, ptsz) == CU_STREAM_CAPTURE_STATUS_ACTIVE) return true; /* recorded */
     return apigen_dev_check(cx, (uint64_t)dst, extent, has_extent, "dstDevice");
 }
 

@@ -5,6 +5,7 @@
  * (docs/export-tables.md); the object [51] gives is a handle, so [39] only
  * ever receives an object this server's driver handed out. */
 #define _GNU_SOURCE 1
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -18,12 +19,19 @@ static const CUuuid context_identity_ = {{(char)0x21, (char)0x31, (char)0x8c, (c
                                           (char)0x41, (char)0xff, (char)0x73, (char)0x24, (char)0xc8,
                                           (char)0xf2}};
 
+/* The driver's table, kept once the driver gave it (the same static table
+ * every time; CuPy asks [51] and [39] per GEMM); a refusal (before cuInit)
+ * is asked again next time. */
+static _Atomic(const void *) table_;
+
 /* Entry `slot` of the server driver's CONTEXT_IDENTITY table, or NULL with
  * the reason in *e (word 0 is the table's size in bytes). */
 static void *context_identity_entry(unsigned slot, CUresult *e)
 {
-    const void *table = NULL;
-    *e = cuGetExportTable(&table, &context_identity_);
+    const void *table = atomic_load(&table_);
+    *e = CUDA_SUCCESS;
+    if (!table && (*e = cuGetExportTable(&table, &context_identity_)) == CUDA_SUCCESS)
+        atomic_store(&table_, table);
     if (*e != CUDA_SUCCESS) return NULL;
     const uintptr_t *words = table;
     if (!words || words[0] / sizeof(void *) <= slot || !words[slot]) {
