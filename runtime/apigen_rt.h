@@ -1180,6 +1180,24 @@ bool apigen_twin_candidate_maybe(uint64_t addr);
  * the API's error (returned). */
 typedef int (*apigen_twin_make)(uint64_t addr, void *user);
 int apigen_twin_translate(void *params, size_t len, apigen_twin_make make, void *user);
+/* apigen_twin_place: size bytes of host memory mapped at the address of a
+ * device allocation made for them (ops->alloc: len bytes, 0 or the API's
+ * error; ops->clear zeroes the device bytes; ops->release frees), added as
+ * its twin: the host address is the device address, as under unified
+ * addressing natively, so a pointer the program stores in device memory
+ * names the twin (twin_place.c). NULL with *err 0 when this process has
+ * something at that address (the caller falls back to memory of its own),
+ * else with the API's error or APIGEN_TWIN_NO_MEMORY. Freeing such a block:
+ * apigen_twin_remove (gives the allocation to free, as for any twin; 0 when
+ * a device reset took it), then apigen_twin_unplace, which unmaps a placed
+ * block and returns true (false: not one, the caller frees its own). */
+typedef struct apigen_twin_alloc {
+    int (*alloc)(size_t len, uint64_t *dev, void *user);
+    int (*clear)(uint64_t dev, size_t len, void *user);
+    void (*release)(uint64_t dev, void *user);
+} apigen_twin_alloc;
+void *apigen_twin_place(size_t size, const apigen_twin_alloc *ops, void *user, int *err);
+bool apigen_twin_unplace(void *host);
 /* api's spec code moves twins itself (io: its copies); every call of
  * another API of its family first pushes and makes every twin stale (only
  * a synchronization of everything through an owner clears it). */

@@ -613,6 +613,9 @@ void rt_log_redirect(int fd);
 /* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
 int rt_mirror_foreign_call(const apigen_api *api);
 int rt_twin_foreign_call(const apigen_api *api); /* twin.c: the same for twins */
+/* twin.c: a twin at dev inside the allocation alloc (what apigen_twin_remove
+ * gives to free: twin_place.c's twins start a page into theirs) */
+int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool read_only);
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);

@@ -37,7 +37,7 @@
 typedef struct twin {
     unsigned char *host, *copy;
     size_t size;
-    uint64_t dev;
+    uint64_t dev, alloc; /* alloc: what the API frees (the allocation holding dev) */
     bool read_only, stale;
     struct twin *next;
 } twin;
@@ -53,7 +53,12 @@ size_t apigen_twin_live(void)
 
 int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only)
 {
-    if (!host || !size || !dev) return EINVAL;
+    return rt_twin_add_in(host, size, dev, dev, read_only);
+}
+
+int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool read_only)
+{
+    if (!host || !size || !dev || !alloc) return EINVAL;
     twin *t = calloc(1, sizeof *t);
     if (!t || !(t->copy = malloc(size))) {
         free(t);
@@ -63,6 +68,7 @@ int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only)
     t->host = host;
     t->size = size;
     t->dev = dev;
+    t->alloc = alloc;
     t->read_only = read_only;
     pthread_mutex_lock(&lock_);
     t->next = twins_;
@@ -253,7 +259,7 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
         r = buf ? pull_one(t, buf, io, user) : APIGEN_TWIN_NO_MEMORY;
         free(buf);
     }
-    *dev = t->dev;
+    *dev = t->alloc;
     free(t->copy);
     free(t);
     return r;

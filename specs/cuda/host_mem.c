@@ -10,7 +10,11 @@
  * point into it (launch.c: apigen_twin_translate with
  * apigen_cuda_reach_params), a device allocation the runtime's twins keep
  * equal to the range at launches and synchronizations (runtime/twin.c,
- * managed.c's hooks; docs/multi-gpu.md). cuMemcpy /
+ * managed.c's hooks; docs/multi-gpu.md). Memory allocated mapped
+ * (DEVICEMAP) without an arena lies at its twin's address from the start
+ * (runtime/twin_place.c): natively its host pointer is its device pointer,
+ * and programs keep it in device memory, where no launch shows it (NCCL's
+ * abort flag, read by a kernel that waits long for a peer). cuMemcpy /
  * cuMemcpyAsync resolve each side: the guest's own host memory, else the
  * server's answer to cuPointerGetAttribute, which never gets the address of
  * the guest's own pageable memory (see "pointer queries"). */
@@ -93,6 +97,55 @@ static CUresult need_context(CUcontext *ctx)
  * pinned allocation (with unified addressing all pinned memory is mapped). */
 #define HOST_ALLOC_FLAGS (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)
 
+CUresult cuda_fwd_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+
+static int place_alloc(size_t len, uint64_t *dev, void *user)
+{
+    (void)user;
+    CUdeviceptr d = 0;
+    CUresult e = cuMemAlloc_v2(&d, len);
+    *dev = (uint64_t)d;
+    return (int)e;
+}
+
+static int place_clear(uint64_t dev, size_t len, void *user)
+{
+    (void)user;
+    return (int)cuda_fwd_cuMemsetD8_v2((CUdeviceptr)dev, 0, len);
+}
+
+static void place_release(uint64_t dev, void *user)
+{
+    (void)user;
+    (void)cuMemFree_v2((CUdeviceptr)dev);
+}
+
+/* Mapped pinned memory outside the arena (none, or it is full): at its
+ * twin's address, so that the host pointer is the device pointer
+ * (runtime/twin_place.c); NULL with success: the address is taken here,
+ * the caller takes plain memory (its twin, made at need, lies elsewhere). */
+static CUresult place(size_t bytesize, void **p)
+{
+    static const apigen_twin_alloc ops = {place_alloc, place_clear, place_release};
+    int err = 0;
+    apigen_cuda_twin_own();
+    *p = apigen_twin_place(bytesize, &ops, NULL, &err);
+    if (*p || !err) return CUDA_SUCCESS;
+    return err == APIGEN_TWIN_NO_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : (CUresult)err;
+}
+
+/* What cuMemHostAlloc made goes (its twin first, if any: what the device
+ * wrote comes back, the allocation is freed): the arena's block, a placed
+ * one, or plain memory. */
+static CUresult release_block(void *p)
+{
+    CUdeviceptr dev = 0; /* its twin's allocation (none: a device reset took it) */
+    CUresult e = apigen_cuda_twin_remove(p, &dev);
+    if (dev) (void)cuMemFree_v2(dev);
+    if (!apigen_arena_free(p) && !apigen_twin_unplace(p)) free(p);
+    return e;
+}
+
 APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
     if (!pp || (Flags & ~(unsigned)HOST_ALLOC_FLAGS)) return CUDA_ERROR_INVALID_VALUE;
@@ -105,10 +158,12 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
                    "remotely (CUDA_ERROR_NOT_SUPPORTED)", Flags);
         return CUDA_ERROR_NOT_SUPPORTED;
     }
-    void *p = apigen_pinned_alloc(bytesize, false);
-    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = apigen_pinned_alloc(bytesize, true);
+    if (!p && (Flags & CU_MEMHOSTALLOC_DEVICEMAP) && (e = place(bytesize, &p)) != CUDA_SUCCESS)
+        return e;
+    if (!p && !(p = apigen_pinned_alloc(bytesize, false))) return CUDA_ERROR_OUT_OF_MEMORY;
     if (!add(p, bytesize, Flags, 1, ctx)) {
-        if (!apigen_arena_free(p)) free(p);
+        (void)release_block(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     apigen_twin_candidate_add(p, bytesize);
@@ -139,11 +194,7 @@ APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
     pthread_mutex_unlock(&lock_);
     apigen_twin_candidate_remove(p);
     pc_remove(p);
-    CUdeviceptr dev = 0; /* its twin's allocation, if a kernel reached it */
-    CUresult e = apigen_cuda_twin_remove(p, &dev);
-    if (dev) (void)cuMemFree_v2(dev);
-    if (!apigen_arena_free(p)) free(p);
-    return e;
+    return release_block(p);
 }
 
 #define HOST_REGISTER_FLAGS                                                                        \

@@ -1600,12 +1600,17 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
-    void *p = apigen_pinned_alloc(size, false);
-    if (!p)
+    void *p = apigen_pinned_alloc(size, true);
+    /* mapped outside the arena: at its twin's address, as natively where the
+     * host pointer is the device pointer (a program may keep it in device
+     * memory), else its twin at once, as cudaHostRegisterMapped (its device
+     * pointer is asked of pointer queries too) */
+    if (!p && (flags & cudaHostAllocMapped) && (e = cudart_registered_place(size, &p)) != cudaSuccess)
+        return local_error(e);
+    bool placed = p && !apigen_arena_owns(p);
+    if (!p && !(p = apigen_pinned_alloc(size, false)))
         return local_error(cudaErrorMemoryAllocation);
-    /* mapped outside the arena: its twin at once, as cudaHostRegisterMapped
-     * (its device pointer is asked of pointer queries too) */
-    if ((flags & cudaHostAllocMapped) && !apigen_arena_owns(p) &&
+    if ((flags & cudaHostAllocMapped) && !apigen_arena_owns(p) && !placed &&
         (e = cudart_registered_add(p, size, false)) != cudaSuccess) {
         free(p);
         return local_error(e);
@@ -1632,7 +1637,7 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
     apigen_twin_candidate_remove(ptr);
     pc_remove(ptr);
     cudaError_t e = cudart_registered_remove(ptr); /* its twin, if a kernel reached it */
-    if (!apigen_arena_free(ptr)) free(ptr);
+    if (!apigen_arena_free(ptr) && !apigen_twin_unplace(ptr)) free(ptr);
     return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
 

@@ -18,6 +18,7 @@
 #include "registered.h"
 
 cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t count);
 
 static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
 {
@@ -76,3 +77,34 @@ cudaError_t cudart_registered_sync(bool device_wide)
 {
     return err(apigen_twin_sync(device_wide, io, NULL));
 }
+
+static int place_alloc(size_t len, uint64_t *dev, void *user)
+{
+    (void)user;
+    void *d = NULL;
+    cudaError_t e = cudaMalloc(&d, len);
+    *dev = (uint64_t)(uintptr_t)d;
+    return (int)e;
+}
+
+static int place_clear(uint64_t dev, size_t len, void *user)
+{
+    (void)user;
+    return (int)cudart_fwd_cudaMemset((void *)(uintptr_t)dev, 0, len);
+}
+
+static void place_release(uint64_t dev, void *user)
+{
+    (void)user;
+    (void)cudaFree((void *)(uintptr_t)dev);
+}
+
+cudaError_t cudart_registered_place(size_t size, void **host)
+{
+    static const apigen_twin_alloc ops = {place_alloc, place_clear, place_release};
+    int r = 0;
+    apigen_twin_own(&cudart_api, io);
+    *host = apigen_twin_place(size, &ops, NULL, &r);
+    return *host || !r ? cudaSuccess : err(r);
+}
+

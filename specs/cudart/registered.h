@@ -9,6 +9,12 @@
 
 /* A range registered mapped: its device allocation made and filled. */
 cudaError_t cudart_registered_add(void *ptr, size_t size, bool read_only);
+/* cudaHostAlloc(cudaHostAllocMapped) without an arena: size bytes placed at
+ * their twin's address (runtime/twin_place.c), so that the host pointer is
+ * the device pointer; *host NULL with success: the address is taken here
+ * (plain memory and cudart_registered_add then). Freed by
+ * cudart_registered_remove, then apigen_twin_unplace. */
+cudaError_t cudart_registered_place(size_t size, void **host);
 /* Unregistered: what kernels wrote comes back first, then the allocation goes. */
 cudaError_t cudart_registered_remove(void *ptr);
 /* The device pointer of host (in a range) and the bytes left in the range. */

@@ -93,6 +93,14 @@ static void fpk_kh(void *const *args, unsigned long b, unsigned long t)
     const struct { int add; int *p; } *h = args[0];
     h->p[0] += h->add * (int)b;
 }
+/* tests/cuda/driver/pinned_kernel_ci.c: a pointer the program keeps in
+ * device memory (NCCL's abort flag in its device communicator) */
+static void fpk_kd(void *const *args, unsigned long b, unsigned long t)
+{
+    (void)t;
+    int *const *slot = ARG(int *const *, 0);
+    (*slot)[0] += (int)b;
+}
 /* tests/cuda/driver/short_params_ci.c: one 4 KiB struct parameter of
  * which a launch passes only the bytes it uses (NCCL's kernel arguments) */
 struct fpk_args4k {
@@ -114,6 +122,7 @@ static const struct fake_pattern_kernel fake_pattern_kernels[] = {
     {"_Z4spinyPi", 2, {0, 8}, {8, 8}, fpk_spin},
     {"_Z2k1Pi", 1, {0}, {8}, fpk_k1},
     {"_Z2kh6holder", 1, {0}, {16}, fpk_kh},
+    {"_Z2kdPPi", 1, {0}, {8}, fpk_kd},
     {"_Z2k8PifimPKfdij", 8, {0, 8, 12, 16, 24, 32, 40, 44}, {8, 4, 4, 8, 8, 8, 4, 4}, fpk_k8},
     {"_Z3k16PifimPKfdijcsxfPKiidj", 16,
      {0, 8, 12, 16, 24, 32, 40, 44, 48, 50, 56, 64, 72, 80, 88, 96},

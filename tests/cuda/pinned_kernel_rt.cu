@@ -9,8 +9,10 @@
 // apigen_twin_translate), a pointer inside a struct parameter too. The
 // stand-in device (tests/cuda/fake_pattern_kernels.h: k1, kh on the
 // server's CPU) writes the bytes; tests/cuda/trips_ci.sh compares the
-// output with native. Built with -DANY_DEVICE_POINTER for tcp://, where the
-// device pointer of a pinned block is its twin's, not its host address.
+// output with native. A block allocated mapped lies at its twin's address
+// over tcp:// (runtime/twin_place.c): its device pointer is its host
+// address there too, and a kernel reaches it through a pointer the program
+// kept in device memory (kd), where no launch's parameters show it.
 #include <cuda_runtime.h>
 
 #include <stdio.h>
@@ -30,6 +32,12 @@ __global__ void kh(holder h)
 {
     if (threadIdx.x == 0)
         h.p[0] += h.add;
+}
+
+__global__ void kd(int **slot)
+{
+    if (threadIdx.x == 0)
+        (*slot)[0] += 1;
 }
 
 static void show(const char *what, cudaError_t e, const int *p, int want)
@@ -90,17 +98,23 @@ int main()
         show("cudaHostAlloc(mapped) block, by host address", e, m + 5, 3);
         int *d = nullptr;
         e = cudaHostGetDevicePointer(&d, m, 0);
-#ifdef ANY_DEVICE_POINTER
-        printf("cudaHostGetDevicePointer: %s\n", cudaGetErrorName(e));
-#else
         printf("cudaHostGetDevicePointer: %s, %s\n", cudaGetErrorName(e),
                e == cudaSuccess && d == m ? "the host address" : "another address");
-#endif
         if (e == cudaSuccess) {
             k1<<<4, 32>>>(d + 5);
             e = cudaDeviceSynchronize();
             show("through the device pointer", e, m + 5, 7);
         }
+        int **slot = nullptr, *at = m + 900;
+        *at = 40;
+        e = cudaMalloc(&slot, sizeof at);
+        if (e == cudaSuccess) e = cudaMemcpy(slot, &at, sizeof at, cudaMemcpyHostToDevice);
+        if (e == cudaSuccess) {
+            kd<<<2, 32>>>(slot);
+            e = cudaDeviceSynchronize();
+        }
+        show("through a pointer kept in device memory", e, at, 42);
+        cudaFree(slot);
     } else {
         printf("cudaHostAlloc: %s\n", cudaGetErrorName(e));
     }

@@ -9,11 +9,18 @@
  * no range: nothing is called. apigen_twin_translate gives a kernel's
  * parameters the twin's address for 8-byte words inside a twin (or a range
  * make adds), leaves every other word; apigen_twin_forget_all drops every
- * twin without a call. */
+ * twin without a call. apigen_twin_place maps host memory at the first page
+ * boundary of the allocation its ops make (a page longer when the first
+ * starts inside a page), cleared, as a twin whose remove gives the
+ * allocation; an address this process holds gives NULL without an error and
+ * releases the allocation; an API error is returned; unplace unmaps. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "apigen_rt.h"
 #include "check.h"
@@ -62,8 +69,73 @@ static int all(const unsigned char *p, size_t n, unsigned char v)
     return 1;
 }
 
+/* place's ops: "device" addresses handed out from pl_next (a region this
+ * process reserved and gave back, so nothing is mapped there) */
+static uint64_t pl_next, pl_released, pl_cleared;
+static size_t pl_allocs, pl_clear_len;
+static int pl_fail;
+static int pl_alloc(size_t len, uint64_t *dev, void *user)
+{
+    (void)user;
+    if (pl_fail) return pl_fail;
+    *dev = pl_next;
+    pl_next += len + 4096;
+    pl_allocs++;
+    return 0;
+}
+static int pl_clear(uint64_t dev, size_t len, void *user)
+{
+    (void)user;
+    pl_cleared = dev, pl_clear_len = len;
+    return 0;
+}
+static void pl_release(uint64_t dev, void *user)
+{
+    (void)user;
+    pl_released = dev;
+}
+
+static void test_place(void)
+{
+    static const apigen_twin_alloc ops = {pl_alloc, pl_clear, pl_release};
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *region = mmap(NULL, 64 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(region != MAP_FAILED);
+    if (region == MAP_FAILED) return;
+    munmap(region, 64 * pg);
+    int err = -5;
+    /* an allocation on a page boundary: the block is there */
+    pl_next = (uintptr_t)region;
+    unsigned char *p = apigen_twin_place(100, &ops, NULL, &err);
+    CHECK(p == region && err == 0 && pl_allocs == 1 && pl_cleared == (uintptr_t)region && pl_clear_len == pg);
+    uint64_t d = 0;
+    CHECK(apigen_twin_device(p + 10, &d, NULL) && d == (uintptr_t)p + 10);
+    p[99] = 3; /* its pages are the program's */
+    CHECK(apigen_twin_remove(p, &d, io, NULL) == 0 && d == (uintptr_t)region);
+    CHECK(apigen_twin_unplace(p) && !apigen_twin_unplace(p));
+    /* inside a page: released, and one a page longer holds the block */
+    pl_next = (uintptr_t)region + 8 * pg + 256, pl_allocs = 0;
+    p = apigen_twin_place(pg + 1, &ops, NULL, &err);
+    CHECK(pl_allocs == 2 && pl_released == (uintptr_t)region + 8 * pg + 256);
+    uint64_t second = (uintptr_t)region + 8 * pg + 256 + 2 * pg + 4096;
+    CHECK(p && err == 0 && (uintptr_t)p == (second + pg - 1) / pg * pg);
+    CHECK(apigen_twin_remove(p, &d, io, NULL) == 0 && d == second);
+    CHECK(apigen_twin_unplace(p));
+    /* an address this process holds: no block, no error, released */
+    unsigned char *taken = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    pl_next = (uintptr_t)taken, pl_released = 0;
+    CHECK(apigen_twin_place(10, &ops, NULL, &err) == NULL && err == 0 && pl_released == (uintptr_t)taken);
+    munmap(taken, pg);
+    /* the API's error */
+    pl_fail = 12;
+    CHECK(apigen_twin_place(10, &ops, NULL, &err) == NULL && err == 12);
+    pl_fail = 0;
+    CHECK(apigen_twin_live() == 0);
+}
+
 int main(void)
 {
+    test_place();
     unsigned char *host = malloc(N), *ro = malloc(4096);
     dev_ = malloc(N);
     for (size_t i = 0; i < N; i++) host[i] = (unsigned char)(i * 13);

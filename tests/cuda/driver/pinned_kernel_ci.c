@@ -6,9 +6,12 @@
  * address; forwarded, the arena is mapped at one address on both sides
  * (unix://, shm://) and other memory (every pinned block over tcp://,
  * registered memory) reaches the device through a twin allocation the
- * launch is given instead (specs/cuda/launch.c, runtime/twin.c). The
- * outputs are compared (tests/cuda/fake_diff.sh); exit 1 when a value is
- * wrong. */
+ * launch is given instead (specs/cuda/launch.c, runtime/twin.c). Memory
+ * allocated mapped (DEVICEMAP) is also reached through a pointer the
+ * program stored in device memory, where no launch sees it (NCCL's abort
+ * flag): over tcp:// it lies at its twin's address (runtime/twin_place.c).
+ * The outputs are compared (tests/cuda/fake_diff.sh); exit 1 when a value
+ * is wrong. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +19,7 @@
 #include <cuda.h>
 
 static const char image[] = "// a PTX text (the stand-in driver reads none of it)\n";
-static CUfunction k1, kh;
+static CUfunction k1, kh, kd;
 static int bad_;
 
 struct holder {
@@ -47,7 +50,7 @@ int main(void)
     CUmodule mod;
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
         cuModuleLoadData(&mod, image) || cuModuleGetFunction(&k1, mod, "_Z2k1Pi") ||
-        cuModuleGetFunction(&kh, mod, "_Z2kh6holder")) {
+        cuModuleGetFunction(&kh, mod, "_Z2kh6holder") || cuModuleGetFunction(&kd, mod, "_Z2kdPPi")) {
         printf("setup failed\n");
         return 1;
     }
@@ -100,6 +103,25 @@ int main(void)
         show("a synchronous set of the block", cuMemsetD8(hp + 4 * 4004, 0x22, 16), h + 4007,
              0x22222222);
     }
+    /* mapped memory whose address the program keeps in device memory: the
+     * kernel follows the stored pointer (twice: the host writes between) */
+    int *m = NULL;
+    e = cuMemHostAlloc((void **)&m, 3 * 4096 + 100, CU_MEMHOSTALLOC_DEVICEMAP);
+    printf("cuMemHostAlloc(DEVICEMAP): %d\n", (int)e);
+    CUdeviceptr slot = 0;
+    if (e == CUDA_SUCCESS && cuMemAlloc(&slot, sizeof m) == CUDA_SUCCESS) {
+        int *at = m + 3000;
+        at[0] = 7;
+        void *args[] = {&slot};
+        e = cuMemcpyHtoD(slot, &at, sizeof at);
+        if (!e) e = cuLaunchKernel(kd, 3, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+        show("a pointer kept in device memory", e ? e : cuCtxSynchronize(), at, 10);
+        at[0] = 100;
+        e = cuLaunchKernel(kd, 2, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+        show("again, after a host write", e ? e : cuCtxSynchronize(), at, 102);
+        cuMemFree(slot);
+    }
+    if (m) printf("cuMemFreeHost(DEVICEMAP): %d\n", (int)cuMemFreeHost(m));
     e = cuMemHostRegister(registered, sizeof registered, 0);
     printf("cuMemHostRegister: %d\n", (int)e);
     if (e == CUDA_SUCCESS) {
