@@ -369,12 +369,14 @@ CUresult apigen_cuda_reach_params(void *buf, size_t n)
     return (CUresult)apigen_twin_translate(buf, n, reach_host, NULL);
 }
 
-/* the address as a one-word parameter buffer: reach_host decides */
+/* the address as a one-word parameter buffer: reach_host decides (a block
+ * placed at its twin's address keeps it, and is host memory too) */
 CUresult apigen_cuda_reach_dst(CUdeviceptr *p, int *host)
 {
     uint64_t w = (uint64_t)*p;
     CUresult e = apigen_cuda_reach_params(&w, sizeof w);
-    *host = e == CUDA_SUCCESS && w != (uint64_t)*p;
+    *host = e == CUDA_SUCCESS &&
+            (w != (uint64_t)*p || apigen_twin_device((const void *)(uintptr_t)*p, NULL, NULL));
     if (*host) *p = (CUdeviceptr)w;
     return e;
 }

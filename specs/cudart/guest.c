@@ -355,12 +355,13 @@ static bool unreached_at(const void *p)
 }
 
 /* A set's destination that is host memory the device cannot reach there:
- * *p becomes its twin's address, *host true. */
+ * *p becomes its twin's address (a block placed there keeps it), *host
+ * true. */
 static cudaError_t reach_dst(void **p, bool *host)
 {
     uint64_t w = (uint64_t)(uintptr_t)*p; /* a one-word parameter buffer: reach_host decides */
     cudaError_t e = reach_params(&w, sizeof w);
-    *host = e == cudaSuccess && w != (uint64_t)(uintptr_t)*p;
+    *host = e == cudaSuccess && (w != (uint64_t)(uintptr_t)*p || apigen_twin_device(*p, NULL, NULL));
     if (*host) *p = (void *)(uintptr_t)w;
     return e;
 }

@@ -19,6 +19,8 @@
 
 cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t count);
+cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudart_fwd_cudaFree(void *devPtr);
 
 static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
 {
@@ -78,11 +80,14 @@ cudaError_t cudart_registered_sync(bool device_wide)
     return err(apigen_twin_sync(device_wide, io, NULL));
 }
 
+/* the placed block's allocation is not recorded as device memory here: its
+ * address is the guest's host range (cudaMemcpyDefault copies to and from
+ * the host bytes) */
 static int place_alloc(size_t len, uint64_t *dev, void *user)
 {
     (void)user;
     void *d = NULL;
-    cudaError_t e = cudaMalloc(&d, len);
+    cudaError_t e = cudart_fwd_cudaMalloc(&d, len);
     *dev = (uint64_t)(uintptr_t)d;
     return (int)e;
 }
@@ -96,7 +101,7 @@ static int place_clear(uint64_t dev, size_t len, void *user)
 static void place_release(uint64_t dev, void *user)
 {
     (void)user;
-    (void)cudaFree((void *)(uintptr_t)dev);
+    (void)cudart_fwd_cudaFree((void *)(uintptr_t)dev);
 }
 
 cudaError_t cudart_registered_place(size_t size, void **host)

@@ -46,6 +46,34 @@ static void show(const char *what, cudaError_t e, const int *p, int want)
            e == cudaSuccess && *p == want ? "right" : "WRONG");
 }
 
+// copies and sets that name the block h (int elements 2000-4007)
+static void copies_and_sets(int *h)
+{
+    cudaError_t e;
+    // device copies that name the pinned block as a device side, as
+    // Thrust copies between a pinned host vector and device memory
+    int *dev = nullptr;
+    e = cudaMalloc(&dev, 64);
+    if (e == cudaSuccess) {
+        for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
+        e = cudaMemcpy(dev, h + 2000, 64, cudaMemcpyDeviceToDevice);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(h + 3000, dev, 64, cudaMemcpyDeviceToDevice, 0);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+        show("device-to-device copies through the block", e, h + 3015, 115);
+        if (e == cudaSuccess) e = cudaMemcpy(h + 3100, dev, 64, cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess) e = cudaMemcpy(dev, h + 3100, 64, cudaMemcpyHostToDevice);
+        show("and the explicit kinds", e, h + 3115, 115);
+        cudaFree(dev);
+    }
+    // sets that name the pinned block (XLA's autotuner clears pinned
+    // words with an async set): an async one seen after the stream's
+    // synchronization, a synchronous one at its return
+    e = cudaMemsetAsync(h + 4000, 0x11, 16, 0);
+    show("an async set of the block", e == cudaSuccess ? cudaStreamSynchronize(0) : e, h + 4003,
+         0x11111111);
+    show("a synchronous set of the block", cudaMemset(h + 4004, 0x22, 16), h + 4007, 0x22222222);
+}
+
 static int registered[4096] __attribute__((aligned(4096)));
 
 int main()
@@ -65,33 +93,13 @@ int main()
         kh<<<2, 32>>>(holder{5, h + 1000});
         e = cudaDeviceSynchronize();
         show("in a struct parameter, after a host write", e, h + 1000, 30);
-        // device copies that name the pinned block as a device side, as
-        // Thrust copies between a pinned host vector and device memory
-        int *dev = nullptr;
-        e = cudaMalloc(&dev, 64);
-        if (e == cudaSuccess) {
-            for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
-            e = cudaMemcpy(dev, h + 2000, 64, cudaMemcpyDeviceToDevice);
-            if (e == cudaSuccess) e = cudaMemcpyAsync(h + 3000, dev, 64, cudaMemcpyDeviceToDevice, 0);
-            if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-            show("device-to-device copies through the block", e, h + 3015, 115);
-            if (e == cudaSuccess) e = cudaMemcpy(h + 3100, dev, 64, cudaMemcpyDeviceToHost);
-            if (e == cudaSuccess) e = cudaMemcpy(dev, h + 3100, 64, cudaMemcpyHostToDevice);
-            show("and the explicit kinds", e, h + 3115, 115);
-            cudaFree(dev);
-        }
-        // sets that name the pinned block (XLA's autotuner clears pinned
-        // words with an async set): an async one seen after the stream's
-        // synchronization, a synchronous one at its return
-        e = cudaMemsetAsync(h + 4000, 0x11, 16, 0);
-        show("an async set of the block", e == cudaSuccess ? cudaStreamSynchronize(0) : e, h + 4003,
-             0x11111111);
-        show("a synchronous set of the block", cudaMemset(h + 4004, 0x22, 16), h + 4007, 0x22222222);
+        copies_and_sets(h);
     } else {
         printf("cudaMallocHost: %s\n", cudaGetErrorName(e));
     }
-    e = cudaHostAlloc(&m, 4096, cudaHostAllocMapped);
+    e = cudaHostAlloc(&m, 1 << 16, cudaHostAllocMapped);
     if (e == cudaSuccess) {
+        copies_and_sets(m); // its host bytes, whatever its address
         m[5] = 1;
         k1<<<2, 32>>>(m + 5);
         e = cudaDeviceSynchronize();
@@ -105,7 +113,7 @@ int main()
             e = cudaDeviceSynchronize();
             show("through the device pointer", e, m + 5, 7);
         }
-        int **slot = nullptr, *at = m + 900;
+        int **slot = nullptr, *at = m + 6000;
         *at = 40;
         e = cudaMalloc(&slot, sizeof at);
         if (e == cudaSuccess) e = cudaMemcpy(slot, &at, sizeof at, cudaMemcpyHostToDevice);

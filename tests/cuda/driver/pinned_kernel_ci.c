@@ -41,6 +41,38 @@ static CUresult run_k1(int *p, unsigned blocks)
     return e ? e : cuCtxSynchronize();
 }
 
+/* copies and sets that name the block h (int elements 2000-4007) */
+static void copies_and_sets(int *h)
+{
+    CUresult e;
+    /* device copies that name the pinned block as a device side (what
+     * NVIDIA's runtime makes of Thrust's copies from a pinned vector) */
+    CUdeviceptr dev = 0;
+    if (cuMemAlloc(&dev, 64) == CUDA_SUCCESS) {
+        CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+        for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
+        e = cuMemcpyDtoD(dev, hp + 8000, 64);
+        if (!e) e = cuMemcpyDtoDAsync(hp + 12000, dev, 64, NULL);
+        if (!e) e = cuStreamSynchronize(NULL);
+        show("device-to-device copies through the block", e, h + 3015, 115);
+        if (!e) e = cuMemcpyHtoD(hp + 12400, h + 3000, 64);
+        if (!e) e = cuMemcpyDtoH(h + 3200, hp + 12400, 64);
+        if (!e) e = cuMemcpyHtoDAsync(hp + 13200, h + 3200, 64, NULL);
+        if (!e) e = cuMemcpyDtoHAsync(h + 3400, hp + 13200, 64, NULL);
+        if (!e) e = cuStreamSynchronize(NULL);
+        show("and host-device copies that name it as device memory", e, h + 3415, 115);
+        cuMemFree(dev);
+    }
+    /* sets that name the pinned block (XLA's autotuner clears pinned
+     * words with cuMemsetD32Async): an async one seen after the
+     * stream's synchronization, a synchronous one at its return */
+    CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
+    e = cuMemsetD32Async(hp + 4 * 4000, 0x1234567, 4, NULL);
+    show("an async set of the block", e ? e : cuStreamSynchronize(NULL), h + 4003, 0x1234567);
+    show("a synchronous set of the block", cuMemsetD8(hp + 4 * 4004, 0x22, 16), h + 4007,
+         0x22222222);
+}
+
 static int registered[4096] __attribute__((aligned(4096)));
 
 int main(void)
@@ -76,41 +108,17 @@ int main(void)
         show("a packed extra buffer", e ? e : cuCtxSynchronize(), h + 200, 5);
         printf("the caller's buffer kept its pointer: %s\n", ptr == h + 200 ? "yes" : "NO");
         bad_ |= ptr != h + 200;
-        /* device copies that name the pinned block as a device side (what
-         * NVIDIA's runtime makes of Thrust's copies from a pinned vector) */
-        CUdeviceptr dev = 0;
-        if (cuMemAlloc(&dev, 64) == CUDA_SUCCESS) {
-            CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
-            for (int i = 0; i < 16; i++) h[2000 + i] = 100 + i;
-            e = cuMemcpyDtoD(dev, hp + 8000, 64);
-            if (!e) e = cuMemcpyDtoDAsync(hp + 12000, dev, 64, NULL);
-            if (!e) e = cuStreamSynchronize(NULL);
-            show("device-to-device copies through the block", e, h + 3015, 115);
-            if (!e) e = cuMemcpyHtoD(hp + 12400, h + 3000, 64);
-            if (!e) e = cuMemcpyDtoH(h + 3200, hp + 12400, 64);
-            if (!e) e = cuMemcpyHtoDAsync(hp + 13200, h + 3200, 64, NULL);
-            if (!e) e = cuMemcpyDtoHAsync(h + 3400, hp + 13200, 64, NULL);
-            if (!e) e = cuStreamSynchronize(NULL);
-            show("and host-device copies that name it as device memory", e, h + 3415, 115);
-            cuMemFree(dev);
-        }
-        /* sets that name the pinned block (XLA's autotuner clears pinned
-         * words with cuMemsetD32Async): an async one seen after the
-         * stream's synchronization, a synchronous one at its return */
-        CUdeviceptr hp = (CUdeviceptr)(uintptr_t)h;
-        e = cuMemsetD32Async(hp + 4 * 4000, 0x1234567, 4, NULL);
-        show("an async set of the block", e ? e : cuStreamSynchronize(NULL), h + 4003, 0x1234567);
-        show("a synchronous set of the block", cuMemsetD8(hp + 4 * 4004, 0x22, 16), h + 4007,
-             0x22222222);
+        copies_and_sets(h);
     }
     /* mapped memory whose address the program keeps in device memory: the
      * kernel follows the stored pointer (twice: the host writes between) */
     int *m = NULL;
-    e = cuMemHostAlloc((void **)&m, 3 * 4096 + 100, CU_MEMHOSTALLOC_DEVICEMAP);
+    e = cuMemHostAlloc((void **)&m, 1 << 16, CU_MEMHOSTALLOC_DEVICEMAP);
     printf("cuMemHostAlloc(DEVICEMAP): %d\n", (int)e);
     CUdeviceptr slot = 0;
+    if (e == CUDA_SUCCESS) copies_and_sets(m); /* its host bytes, whatever its address */
     if (e == CUDA_SUCCESS && cuMemAlloc(&slot, sizeof m) == CUDA_SUCCESS) {
-        int *at = m + 3000;
+        int *at = m + 6000;
         at[0] = 7;
         void *args[] = {&slot};
         e = cuMemcpyHtoD(slot, &at, sizeof at);
