@@ -1,7 +1,7 @@
 # torch.distributed over NCCL, one process per GPU (every GPU of the machine,
 # at least 2 for the point-to-point sections): collectives of several kinds,
-# an all-reduce captured in a CUDA graph and replayed, and a
-# DistributedDataParallel training loop. Rank 0 prints a digest per
+# an all-reduce captured in a CUDA graph and replayed, one that waits for a
+# late peer, and a DistributedDataParallel training loop. Rank 0 prints a digest per
 # section (every rank holds the same results where a collective makes them
 # equal) and the time. Library mode forwards NCCL itself (apigen's
 # libnccl.so.2: the ranks' NCCL runs on the server); driver mode runs
@@ -93,6 +93,19 @@ def run(rank, world, port, steps):
             dist.all_reduce(x, group=grp)
         return dg(x)
     out("subgroup", subgroup)
+
+    def late_peer():
+        # the last rank joins late: the others' kernels spin, reading NCCL's
+        # abort flag (mapped host memory, its address kept in device memory)
+        x = torch.ones(1 << 16, device=dev) * (rank + 1)
+        dist.barrier()
+        torch.cuda.synchronize()
+        if rank == world - 1:
+            time.sleep(0.5)
+        dist.all_reduce(x)
+        torch.cuda.synchronize()
+        return dg(x)
+    out("late_peer", late_peer)
 
     def graph():
         # an all-reduce captured in a CUDA graph and replayed, as inference
