@@ -52,6 +52,8 @@ cudaError_t cudart_host_library_unload(apigen_call_ctx *cx, cudaLibrary_t librar
 cudaError_t cudart_host_malloc(apigen_call_ctx *cx, void **devPtr, size_t size); /* hand-written, in the spec's sources: wraps cudaMalloc */
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
 cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
+cudaError_t cudart_host_pool_export_shareable(apigen_call_ctx *cx, void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaMemPoolExportToShareableHandle */
+cudaError_t cudart_host_pool_import_shareable(apigen_call_ctx *cx, cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaMemPoolImportFromShareableHandle */
 cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData); /* hand-written, in the spec's sources: wraps cudaMemPoolImportPointer */
 cudaError_t cudart_host_memcpy2d_async(apigen_call_ctx *cx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DAsync */
 cudaError_t cudart_host_memcpy2d_async_ptsz(apigen_call_ctx *cx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DAsync_ptsz */
@@ -8425,6 +8427,45 @@ static void h_cudaMemPoolExportPointer(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaMemPoolExportToShareableHandle(apigen_call_ctx *cx)
+{
+    void *shareableHandle = {0};
+    cudaMemPool_t memPool = {0};
+    enum cudaMemAllocationHandleType handleType = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint64_t v_memPool;
+    void *r_;
+    uint32_t v_handleType;
+    uint32_t v_flags;
+    uint8_t p_shareableHandle = 0;
+    uint64_t n_shareableHandle = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_memPool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memPool"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaMemPool_t, v_memPool, &r_)) return; /* memPool */
+    memPool = (cudaMemPool_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_handleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handleType"); return; }
+    handleType = (enum cudaMemAllocationHandleType)v_handleType;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_shareableHandle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "shareableHandle"); return; }
+    if (p_shareableHandle) {
+        n_shareableHandle = (uint64_t)(64);
+        shareableHandle = apigen_scratch(cx, n_shareableHandle, 1);
+        if (shareableHandle == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_pool_export_shareable(cx, shareableHandle, memPool, handleType, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_shareableHandle) { /* shareableHandle */
+        k_ = ok_ ? n_shareableHandle : 0;
+        if (!apigen_put_bytes_ref(cx->wr, shareableHandle, k_)) return;
+    }
+}
+
 static void h_cudaMemPoolGetAccess(apigen_call_ctx *cx)
 {
     enum cudaMemAccessFlags *flags = {0};
@@ -8498,6 +8539,52 @@ static void h_cudaMemPoolGetAttribute(apigen_call_ctx *cx)
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
         if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
+    }
+}
+
+static void h_cudaMemPoolImportFromShareableHandle(apigen_call_ctx *cx)
+{
+    cudaMemPool_t *memPool = {0};
+    void *shareableHandle = {0};
+    enum cudaMemAllocationHandleType handleType = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint32_t v_handleType;
+    uint32_t v_flags;
+    uint8_t p_memPool = 0;
+    uint64_t n_memPool = 0;
+    const void *b_shareableHandle = NULL;
+    uint64_t l_shareableHandle = 0;
+    uint64_t n_shareableHandle = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_handleType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handleType"); return; }
+    handleType = (enum cudaMemAllocationHandleType)v_handleType;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_memPool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memPool"); return; }
+    if (p_memPool) {
+        n_memPool = (uint64_t)(1);
+        memPool = apigen_scratch(cx, n_memPool, sizeof(cudaMemPool_t));
+        if (memPool == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_shareableHandle, &l_shareableHandle, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "shareableHandle"); return; }
+    if (b_shareableHandle != NULL) {
+        n_shareableHandle = (uint64_t)(64);
+        if (l_shareableHandle != n_shareableHandle) { apigen_reject(cx, APIGEN_BAD_ARGS, "shareableHandle"); return; }
+        shareableHandle = (void *)b_shareableHandle;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_pool_import_shareable(cx, memPool, shareableHandle, handleType, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_memPool) { /* memPool */
+        k_ = ok_ ? n_memPool : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && memPool[i_] != 0 ? apigen_handle_put(cx, &ht_cudaMemPool_t, (void *)(uintptr_t)memPool[i_]) : 0)) return;
     }
 }
 
@@ -13149,7 +13236,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[338] = {
+static const char *const call_names_[340] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13368,8 +13455,10 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_cudaMemPoolCreate] = "cudaMemPoolCreate",
     [CUDART_CALL_cudaMemPoolDestroy] = "cudaMemPoolDestroy",
     [CUDART_CALL_cudaMemPoolExportPointer] = "cudaMemPoolExportPointer",
+    [CUDART_CALL_cudaMemPoolExportToShareableHandle] = "cudaMemPoolExportToShareableHandle",
     [CUDART_CALL_cudaMemPoolGetAccess] = "cudaMemPoolGetAccess",
     [CUDART_CALL_cudaMemPoolGetAttribute] = "cudaMemPoolGetAttribute",
+    [CUDART_CALL_cudaMemPoolImportFromShareableHandle] = "cudaMemPoolImportFromShareableHandle",
     [CUDART_CALL_cudaMemPoolImportPointer] = "cudaMemPoolImportPointer",
     [CUDART_CALL_cudaMemPoolSetAccess] = "cudaMemPoolSetAccess",
     [CUDART_CALL_cudaMemPoolSetAttribute] = "cudaMemPoolSetAttribute",
@@ -13488,7 +13577,7 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[338] = {
+static const apigen_handler_fn handlers_[340] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13707,8 +13796,10 @@ static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_cudaMemPoolCreate] = h_cudaMemPoolCreate,
     [CUDART_CALL_cudaMemPoolDestroy] = h_cudaMemPoolDestroy,
     [CUDART_CALL_cudaMemPoolExportPointer] = h_cudaMemPoolExportPointer,
+    [CUDART_CALL_cudaMemPoolExportToShareableHandle] = h_cudaMemPoolExportToShareableHandle,
     [CUDART_CALL_cudaMemPoolGetAccess] = h_cudaMemPoolGetAccess,
     [CUDART_CALL_cudaMemPoolGetAttribute] = h_cudaMemPoolGetAttribute,
+    [CUDART_CALL_cudaMemPoolImportFromShareableHandle] = h_cudaMemPoolImportFromShareableHandle,
     [CUDART_CALL_cudaMemPoolImportPointer] = h_cudaMemPoolImportPointer,
     [CUDART_CALL_cudaMemPoolSetAccess] = h_cudaMemPoolSetAccess,
     [CUDART_CALL_cudaMemPoolSetAttribute] = h_cudaMemPoolSetAttribute,
@@ -13827,7 +13918,7 @@ static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[338] = {
+static const uint8_t stream_in_calls_[340] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

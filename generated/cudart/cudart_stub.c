@@ -13484,16 +13484,59 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
+/* The forwarder of cudaMemPoolExportToShareableHandle: the spec's hand-written guest code exports cudaMemPoolExportToShareableHandle and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool, enum cudaMemAllocationHandleType handleType, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)shareableHandle;
-    (void)memPool;
-    (void)handleType;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemPoolExportToShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_shareableHandle = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolExportToShareableHandle, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
+    if (!apigen_put_u32(call_.wr, (uint32_t)handleType)) goto nomem; /* handleType */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (shareableHandle != NULL) {
+        n_shareableHandle = (uint64_t)(64);
+    }
+    if (!apigen_put_u8(call_.wr, shareableHandle != NULL)) goto nomem; /* shareableHandle */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (shareableHandle != NULL && !apigen_get_into(&call_.rd, shareableHandle, n_shareableHandle, NULL)) goto bad; /* shareableHandle */
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaMemPoolExportToShareableHandle(shareableHandle=%#llx, memPool=%#llx, handleType=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)shareableHandle, (unsigned long long)(uintptr_t)memPool, (unsigned long long)handleType, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location)
@@ -13609,16 +13652,69 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
+/* The forwarder of cudaMemPoolImportFromShareableHandle: the spec's hand-written guest code exports cudaMemPoolImportFromShareableHandle and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle, enum cudaMemAllocationHandleType handleType, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)memPool;
-    (void)shareableHandle;
-    (void)handleType;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemPoolImportFromShareableHandle: not supported: %s", "shareable handles are file descriptors or OS handles of the server's process");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_memPool = 0;
+    uint64_t n_shareableHandle = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolImportFromShareableHandle))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)handleType)) goto nomem; /* handleType */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (memPool != NULL) {
+        n_memPool = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, memPool != NULL)) goto nomem; /* memPool */
+    if (shareableHandle != NULL) {
+        n_shareableHandle = (uint64_t)(64);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, shareableHandle, n_shareableHandle)) goto nomem; /* shareableHandle */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (memPool != NULL) { /* memPool */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_memPool) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != cudaSuccess)
+        apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&cudart_api); /* api.errors.last_error: unknown */
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaMemPoolImportFromShareableHandle(memPool=%#llx, shareableHandle=%#llx, handleType=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)memPool, (unsigned long long)(uintptr_t)shareableHandle, (unsigned long long)handleType, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
@@ -20763,7 +20859,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[338] = {
+static const char *const call_names_[340] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -20982,8 +21078,10 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_cudaMemPoolCreate] = "cudaMemPoolCreate",
     [CUDART_CALL_cudaMemPoolDestroy] = "cudaMemPoolDestroy",
     [CUDART_CALL_cudaMemPoolExportPointer] = "cudaMemPoolExportPointer",
+    [CUDART_CALL_cudaMemPoolExportToShareableHandle] = "cudaMemPoolExportToShareableHandle",
     [CUDART_CALL_cudaMemPoolGetAccess] = "cudaMemPoolGetAccess",
     [CUDART_CALL_cudaMemPoolGetAttribute] = "cudaMemPoolGetAttribute",
+    [CUDART_CALL_cudaMemPoolImportFromShareableHandle] = "cudaMemPoolImportFromShareableHandle",
     [CUDART_CALL_cudaMemPoolImportPointer] = "cudaMemPoolImportPointer",
     [CUDART_CALL_cudaMemPoolSetAccess] = "cudaMemPoolSetAccess",
     [CUDART_CALL_cudaMemPoolSetAttribute] = "cudaMemPoolSetAttribute",

@@ -6,11 +6,14 @@
  * beyond the device refused with cudaErrorMemoryAllocation, priorities 0 to
  * -5). Preloaded into the program (native) or into the server (forwarded)
  * alike. Never used with a GPU. */
+#define _GNU_SOURCE /* memfd_create */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fake_stream.h"
 
@@ -29,6 +32,7 @@ typedef struct fake_pool {
     int device;
     uint64_t threshold, reserved, reserved_high, in_use, used_high;
     int reuse[3]; /* the three reuse policies, on by default */
+    unsigned handle_types; /* cudaMemPoolProps.handleTypes: what it may be exported as */
 } fake_pool;
 
 static fake_pool pools_[MAX_POOLS]; /* 0..ndev-1: the devices' default pools */
@@ -118,6 +122,56 @@ FAKE cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPool
         i++;
     if (i < MAX_POOLS) {
         defaults(&pools_[i], props->location.id);
+        pools_[i].used = true;
+        pools_[i].handle_types = (unsigned)props->handleTypes;
+        *pool = handle_of(i);
+    }
+    pthread_mutex_unlock(&lock_);
+    return i < MAX_POOLS ? cudaSuccess : fake_fail(cudaErrorMemoryAllocation);
+}
+
+/* Shareable handles: a pool made exportable as POSIX descriptors exports a
+ * memfd holding a magic and its device; an import of such a descriptor (in
+ * any process) is a new pool of that device; anything else names no pool. */
+#define SHARE_MAGIC 0x706f6f6cu
+FAKE cudaError_t cudaMemPoolExportToShareableHandle(void *handle, cudaMemPool_t pool,
+                                                    enum cudaMemAllocationHandleType type,
+                                                    unsigned int flags)
+{
+    int i = lock_pool(pool);
+    int device = i >= 0 ? pools_[i].device : -1;
+    unsigned types = i >= 0 ? pools_[i].handle_types : 0;
+    pthread_mutex_unlock(&lock_);
+    if (!handle || i < 0 || flags) return fake_fail(cudaErrorInvalidValue);
+    if (type != cudaMemHandleTypePosixFileDescriptor) return fake_fail(cudaErrorNotSupported);
+    if (!(types & cudaMemHandleTypePosixFileDescriptor)) return fake_fail(cudaErrorInvalidValue);
+    int fd = memfd_create("fake-pool", 0);
+    unsigned rec[2] = {SHARE_MAGIC, (unsigned)device};
+    if (fd < 0 || write(fd, rec, sizeof rec) != (ssize_t)sizeof rec) {
+        if (fd >= 0) close(fd);
+        return fake_fail(cudaErrorMemoryAllocation);
+    }
+    memcpy(handle, &fd, sizeof fd);
+    return cudaSuccess;
+}
+
+FAKE cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *pool, void *handle,
+                                                      enum cudaMemAllocationHandleType type,
+                                                      unsigned int flags)
+{
+    if (!pool || flags) return fake_fail(cudaErrorInvalidValue);
+    if (type != cudaMemHandleTypePosixFileDescriptor) return fake_fail(cudaErrorNotSupported);
+    unsigned rec[2] = {0, 0};
+    if (pread((int)(intptr_t)handle, rec, sizeof rec, 0) != (ssize_t)sizeof rec || rec[0] != SHARE_MAGIC ||
+        (int)rec[1] >= fake_ndev())
+        return fake_fail(cudaErrorInvalidValue);
+    pthread_mutex_lock(&lock_);
+    init_once();
+    int i = fake_ndev();
+    while (i < MAX_POOLS && pools_[i].used)
+        i++;
+    if (i < MAX_POOLS) {
+        defaults(&pools_[i], (int)rec[1]);
         pools_[i].used = true;
         *pool = handle_of(i);
     }
