@@ -114,7 +114,7 @@ for v in "$@"; do
     # shellcheck disable=SC2086
     if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden $strict -o "$work/$soname" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" \
-        "$out/cudart_stub.c" "$root/specs/cudart/guest.c" "$root/specs/cudart/launch_check.c" "$root/specs/cudart/managed.c" "$root/specs/cudart/registered.c" "$root/specs/cudart/errors.c" "$root/specs/cudart/versions.c" "$root/specs/cudart/entry_point.c" "$root/specs/cudart/ipc_events.c" \
+        "$out/cudart_stub.c" "$root/specs/cudart/guest.c" "$root/specs/cudart/launch_check.c" "$root/specs/cudart/managed.c" "$root/specs/cudart/registered.c" "$root/specs/cudart/errors.c" "$root/specs/cudart/versions.c" "$root/specs/cudart/entry_point.c" "$root/specs/cudart/ipc_events.c" "$root/specs/cudart/shareable.c" \
         "$guest_lib" $tp_libs -lpthread -Wl,-soname,"$soname" \
         -Wl,--version-script="$out/cudart.map" -Wl,-z,defs >"$work/cc.log" 2>&1; then
         grep -m 20 -E 'error:|undefined' "$work/cc.log"
