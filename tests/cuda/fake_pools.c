@@ -109,25 +109,31 @@ FAKE cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *pool, int device)
     return cudaSuccess;
 }
 
-FAKE cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
+/* a pool of device with the handle types it may be exported as */
+static cudaError_t new_pool(cudaMemPool_t *pool, int device, unsigned handle_types)
 {
-    if (!pool || !props || props->allocType != cudaMemAllocationTypePinned ||
-        props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
-        props->location.id >= fake_ndev())
-        return fake_fail(cudaErrorInvalidValue);
     pthread_mutex_lock(&lock_);
     init_once();
     int i = fake_ndev();
     while (i < MAX_POOLS && pools_[i].used)
         i++;
     if (i < MAX_POOLS) {
-        defaults(&pools_[i], props->location.id);
+        defaults(&pools_[i], device);
         pools_[i].used = true;
-        pools_[i].handle_types = (unsigned)props->handleTypes;
+        pools_[i].handle_types = handle_types;
         *pool = handle_of(i);
     }
     pthread_mutex_unlock(&lock_);
     return i < MAX_POOLS ? cudaSuccess : fake_fail(cudaErrorMemoryAllocation);
+}
+
+FAKE cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
+{
+    if (!pool || !props || props->allocType != cudaMemAllocationTypePinned ||
+        props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
+        props->location.id >= fake_ndev())
+        return fake_fail(cudaErrorInvalidValue);
+    return new_pool(pool, props->location.id, (unsigned)props->handleTypes);
 }
 
 /* Shareable handles: a pool made exportable as POSIX descriptors exports a
@@ -165,18 +171,7 @@ FAKE cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *pool, void 
     if (pread((int)(intptr_t)handle, rec, sizeof rec, 0) != (ssize_t)sizeof rec || rec[0] != SHARE_MAGIC ||
         (int)rec[1] >= fake_ndev())
         return fake_fail(cudaErrorInvalidValue);
-    pthread_mutex_lock(&lock_);
-    init_once();
-    int i = fake_ndev();
-    while (i < MAX_POOLS && pools_[i].used)
-        i++;
-    if (i < MAX_POOLS) {
-        defaults(&pools_[i], (int)rec[1]);
-        pools_[i].used = true;
-        *pool = handle_of(i);
-    }
-    pthread_mutex_unlock(&lock_);
-    return i < MAX_POOLS ? cudaSuccess : fake_fail(cudaErrorMemoryAllocation);
+    return new_pool(pool, (int)rec[1], 0);
 }
 
 FAKE cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
+
 static int bad;
 
 static void check(const char *what, cudaError_t e)
@@ -41,20 +43,7 @@ static struct cudaMemPoolProps props(unsigned types)
 static int child(int sock)
 {
     char byte;
-    struct iovec io = {&byte, 1};
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr m;
-    memset(&m, 0, sizeof m);
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl.b;
-    m.msg_controllen = sizeof ctl.b;
-    int fd = -1;
-    if (recvmsg(sock, &m, 0) == 1 && CMSG_FIRSTHDR(&m))
-        memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    int fd = fd_pass_recv(sock, &byte, 1);
     printf("child: got a descriptor: %s\n", fd >= 0 ? "yes" : "no");
     cudaMemPool_t pool = NULL;
     check("child: import", cudaMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)fd,
@@ -67,29 +56,6 @@ static int child(int sock)
     check("child: destroy", cudaMemPoolDestroy(pool));
     fflush(stdout);
     return bad;
-}
-
-static void send_fd(int sock, int fd)
-{
-    char byte = 0;
-    struct iovec io = {&byte, 1};
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr m;
-    memset(&m, 0, sizeof m);
-    memset(&ctl, 0, sizeof ctl);
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl.b;
-    m.msg_controllen = sizeof ctl.b;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (sendmsg(sock, &m, 0) != 1) printf("sendmsg failed\n");
 }
 
 int main(int argc, char **argv)
@@ -116,7 +82,8 @@ int main(int argc, char **argv)
         _exit(127);
     }
     close(sv[1]);
-    send_fd(sv[0], fd);
+    char byte = 0;
+    if (fd_pass_send(sv[0], fd, &byte, 1) != 0) printf("sendmsg failed\n");
     int status = 0;
     waitpid(pid, &status, 0);
     printf("child exit: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../cuda/fd_pass.h"
+
 #define N 4096
 
 static int bad;
@@ -42,37 +44,10 @@ struct msg {
     struct cudaMemPoolPtrExportData data;
 };
 
-static void xfer(int sock, int *fd, struct msg *m, bool send)
-{
-    struct iovec io = {m, sizeof *m};
-    union {
-        struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr h;
-    memset(&h, 0, sizeof h);
-    memset(&ctl, 0, sizeof ctl);
-    h.msg_iov = &io;
-    h.msg_iovlen = 1;
-    h.msg_control = ctl.b;
-    h.msg_controllen = sizeof ctl.b;
-    if (send) {
-        struct cmsghdr *c = CMSG_FIRSTHDR(&h);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), fd, sizeof *fd);
-        if (sendmsg(sock, &h, 0) != (ssize_t)sizeof *m) printf("sendmsg failed\n");
-    } else if (recvmsg(sock, &h, MSG_WAITALL) == (ssize_t)sizeof *m && CMSG_FIRSTHDR(&h)) {
-        memcpy(fd, CMSG_DATA(CMSG_FIRSTHDR(&h)), sizeof *fd);
-    }
-}
-
 static int child(int sock)
 {
     struct msg m;
-    int fd = -1;
-    xfer(sock, &fd, &m, false);
+    int fd = fd_pass_recv(sock, &m, sizeof m);
     printf("child: got a descriptor: %s\n", fd >= 0 ? "yes" : "no");
     check("child: set device", cudaSetDevice(0));
     cudaMemPool_t pool = nullptr;
@@ -128,7 +103,7 @@ int main(int argc, char **argv)
         _exit(127);
     }
     close(sv[1]);
-    xfer(sv[0], &fd, &m, true);
+    if (fd_pass_send(sv[0], fd, &m, sizeof m) != 0) printf("sendmsg failed\n");
     int status = 0;
     waitpid(pid, &status, 0);
     printf("child exit: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
