@@ -4,8 +4,9 @@
  * launch's parameters are translated to it. A pointer the program keeps in
  * device memory is not a parameter: natively, under unified addressing, the
  * host pointer of mapped pinned memory is its device pointer, and programs
- * store it in their device structures (NCCL keeps its abort flag's address
- * in its device communicator; a kernel that waits long for a peer reads it).
+ * store it in their device structures (a collectives library keeps the
+ * address of its abort flag there; a kernel that waits long for a peer
+ * reads it).
  * Mapping the host block at the address of the twin's own allocation makes
  * the two one address again: the device reads the twin there, the host its
  * pages, kept equal as every twin is. Where this process already has
