@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../fake_devmem.h"
 #include "../fake_pattern_kernels.h"
 
 #define FAKE __attribute__((visibility("default")))
@@ -352,8 +353,15 @@ FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     NEED_INIT();
     if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
-    void *m = NULL;
-    if (posix_memalign(&m, 256, n)) return CUDA_ERROR_OUT_OF_MEMORY;
+    /* device addresses no process of the tests uses for its own memory
+     * (fake_devmem.h): a guest maps mapped pinned blocks at their twins'
+     * addresses (runtime/twin_place.c), which a heap address of the server
+     * (an AddressSanitizer process's allocator region) did not allow */
+    static uintptr_t next_;
+    pthread_mutex_lock(&alloc_lock_);
+    void *m = fake_devmem_map(0x340000000000ull, &next_, n);
+    pthread_mutex_unlock(&alloc_lock_);
+    if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&alloc_lock_);
     int slot = 0;
     while (slot < MAXALLOC && allocs_[slot].base) slot++;
@@ -361,7 +369,7 @@ FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
         allocs_[slot].base = (uintptr_t)m, allocs_[slot].size = n, allocs_[slot].ctx = current_;
     pthread_mutex_unlock(&alloc_lock_);
     if (slot == MAXALLOC) {
-        free(m);
+        fake_devmem_unmap(m);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *p = (CUdeviceptr)(uintptr_t)m;
@@ -379,7 +387,7 @@ FAKE CUresult cuMemFree_v2(CUdeviceptr p)
     if (slot >= 0) allocs_[slot].base = 0;
     pthread_mutex_unlock(&alloc_lock_);
     if (slot < 0) return CUDA_ERROR_INVALID_VALUE; /* not an allocation's start */
-    free((void *)(uintptr_t)p);
+    fake_devmem_unmap((void *)(uintptr_t)p);
     return CUDA_SUCCESS;
 }
 
@@ -733,7 +741,7 @@ FAKE CUresult cuCtxDestroy_v2(CUcontext c)
     pthread_mutex_lock(&alloc_lock_); /* its allocations go with it */
     for (int i = 0; i < MAXALLOC; i++)
         if (allocs_[i].base && allocs_[i].ctx == c) {
-            free((void *)allocs_[i].base);
+            fake_devmem_unmap((void *)allocs_[i].base);
             allocs_[i].base = 0;
         }
     pthread_mutex_unlock(&alloc_lock_);
