@@ -112,4 +112,3 @@ cudaError_t cudart_registered_place(size_t size, void **host)
     *host = apigen_twin_place(size, &ops, NULL, &r);
     return *host || !r ? cudaSuccess : err(r);
 }
-
