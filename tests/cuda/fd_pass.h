@@ -1,11 +1,14 @@
 /* One file descriptor (and a payload) passed to another process over a
  * unix socket by SCM_RIGHTS, as NVIDIA's IPC samples pass shareable
- * handles: the tests' programs that share memory between processes
- * (driver/shareable_ci.c, pool_shareable_rt.c, tests/gpu/pool_ipc.cu). */
+ * handles, to a child the program started: the tests' programs that
+ * share memory between processes (driver/shareable_ci.c,
+ * pool_shareable_rt.c, tests/gpu/pool_ipc.cu). */
 #ifndef APIGEN_TEST_FD_PASS_H
 #define APIGEN_TEST_FD_PASS_H
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* send: fd and len bytes of buf (len >= 1); 0 when all went */
 static int fd_pass_send(int sock, int fd, const void *buf, size_t len)
@@ -48,5 +51,24 @@ static int fd_pass_recv(int sock, void *buf, size_t len)
     if (recvmsg(sock, &m, MSG_WAITALL) == (ssize_t)len && CMSG_FIRSTHDR(&m))
         memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
     return fd;
+}
+/* this program again as "SELF child SOCK" with one end of a socket pair;
+ * *sock: the other end; the child's pid, or -1 */
+static pid_t fd_pass_spawn(const char *self, int *sock)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        char num[16];
+        snprintf(num, sizeof num, "%d", sv[1]);
+        execl(self, self, "child", num, (char *)NULL);
+        _exit(127);
+    }
+    close(sv[1]);
+    *sock = sv[0];
+    return pid;
 }
 #endif

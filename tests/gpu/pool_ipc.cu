@@ -91,19 +91,10 @@ int main(int argc, char **argv)
     check("export the pool", cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0));
     struct msg m;
     check("export the pointer", cudaMemPoolExportPointer(&m.data, p));
-    int sv[2];
-    if (bad || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(sv[0]);
-        char num[16];
-        snprintf(num, sizeof num, "%d", sv[1]);
-        execl(argv[0], argv[0], "child", num, (char *)NULL);
-        _exit(127);
-    }
-    close(sv[1]);
-    if (fd_pass_send(sv[0], fd, &m, sizeof m) != 0) printf("sendmsg failed\n");
+    int sock = -1;
+    pid_t pid = bad ? -1 : fd_pass_spawn(argv[0], &sock);
+    if (pid < 0) return 1;
+    if (fd_pass_send(sock, fd, &m, sizeof m) != 0) printf("sendmsg failed\n");
     int status = 0;
     waitpid(pid, &status, 0);
     printf("child exit: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
