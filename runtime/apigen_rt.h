@@ -931,6 +931,13 @@ uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_
  * session of this server exported (the caller closes it), -1 if none. */
 bool apigen_shareable_export(apigen_call_ctx *cx, int fd, unsigned char token[APIGEN_SHAREABLE_TOKEN]);
 int apigen_shareable_import(apigen_call_ctx *cx, const unsigned char token[APIGEN_SHAREABLE_TOKEN]);
+/* apigen_shareable_import_or_none: the same, or for a token no export of
+ * this server made (the zero token of a descriptor the guest did not make,
+ * an ended session's) the read end of a fresh pipe, which names nothing the
+ * real library exported: its answer for it is the call's, as natively for
+ * a descriptor that is not an export. -1: not even a pipe (logged, fn). */
+int apigen_shareable_import_or_none(apigen_call_ctx *cx, const unsigned char token[APIGEN_SHAREABLE_TOKEN],
+                                    const char *fn);
 
 /* Device address ranges (SECURITY.md S4), for specs with `types.device`.
  * Every device parameter is checked: NULL passes (the real library reports

@@ -226,3 +226,17 @@ int apigen_shareable_import(apigen_call_ctx *cx, const unsigned char token[APIGE
     close(s);
     return fd;
 }
+
+int apigen_shareable_import_or_none(apigen_call_ctx *cx, const unsigned char token[APIGEN_SHAREABLE_TOKEN],
+                                    const char *fn)
+{
+    int fd = apigen_shareable_import(cx, token);
+    if (fd >= 0) return fd;
+    int pp[2];
+    if (pipe(pp) != 0) {
+        apigen_log("%s: no export of this server has that handle, and no pipe could stand for it", fn);
+        return -1;
+    }
+    close(pp[1]);
+    return pp[0];
+}

@@ -37,25 +37,6 @@ static CUresult keep(apigen_call_ctx *cx, CUresult e, int fd, void *wire)
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* A descriptor for the token in wire: the export's, or, for a token no
- * export of this server made (the zero token of a descriptor the stub did not
- * make, an ended session's), the read end of a fresh pipe, which names no
- * allocation: the driver's answer for it is the call's, as natively for a
- * descriptor that is not an export. -1: no descriptor at all (logged). */
-static int descriptor(apigen_call_ctx *cx, const char *fn, const void *wire)
-{
-    int fd = apigen_shareable_import(cx, wire);
-    if (fd >= 0) return fd;
-    int pp[2];
-    if (pipe(pp) != 0) {
-        apigen_log("cuda: %s: no export of this server has that handle, and no pipe could stand for "
-                   "it: CUDA_ERROR_INVALID_VALUE", fn);
-        return -1;
-    }
-    close(pp[1]);
-    return pp[0];
-}
-
 CUresult cuda_host_export_shareable(apigen_call_ctx *cx, void *wire, CUmemGenericAllocationHandle handle,
                                     CUmemAllocationHandleType type, unsigned long long flags)
 {
@@ -73,7 +54,7 @@ CUresult cuda_host_import_shareable(apigen_call_ctx *cx, CUmemGenericAllocationH
     if (IS_FABRIC(type)) return cuMemImportFromShareableHandle(handle, wire, type);
     if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return kind_refused("cuMemImportFromShareableHandle", type);
-    int fd = descriptor(cx, "cuMemImportFromShareableHandle", wire);
+    int fd = apigen_shareable_import_or_none(cx, wire, "cuda: cuMemImportFromShareableHandle");
     if (fd < 0) return CUDA_ERROR_INVALID_VALUE;
     CUresult e = cuMemImportFromShareableHandle(handle, (void *)(intptr_t)fd, type);
     close(fd);
@@ -97,7 +78,7 @@ CUresult cuda_host_pool_import_shareable(apigen_call_ctx *cx, CUmemoryPool *pool
     if (IS_FABRIC(type)) return cuMemPoolImportFromShareableHandle(pool_out, wire, type, flags);
     if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return kind_refused("cuMemPoolImportFromShareableHandle", type);
-    int fd = descriptor(cx, "cuMemPoolImportFromShareableHandle", wire);
+    int fd = apigen_shareable_import_or_none(cx, wire, "cuda: cuMemPoolImportFromShareableHandle");
     if (fd < 0) return CUDA_ERROR_INVALID_VALUE;
     CUresult e = cuMemPoolImportFromShareableHandle(pool_out, (void *)(intptr_t)fd, type, flags);
     close(fd);

@@ -48,20 +48,8 @@ cudaError_t cudart_host_pool_import_shareable(apigen_call_ctx *cx, cudaMemPool_t
     if (IS_FABRIC(type)) return cudaMemPoolImportFromShareableHandle(pool, wire, type, flags);
     if (type != cudaMemHandleTypePosixFileDescriptor)
         return kind_refused("cudaMemPoolImportFromShareableHandle", type);
-    /* the export's descriptor, or for a token no export of this server made
-     * the read end of a fresh pipe, which names no pool: the runtime's
-     * answer for it is the call's, as natively */
-    int fd = apigen_shareable_import(cx, wire);
-    if (fd < 0) {
-        int pp[2];
-        if (pipe(pp) != 0) {
-            apigen_log("cudart: cudaMemPoolImportFromShareableHandle: no export of this server has "
-                       "that handle, and no pipe could stand for it: cudaErrorInvalidValue");
-            return cudaErrorInvalidValue;
-        }
-        close(pp[1]);
-        fd = pp[0];
-    }
+    int fd = apigen_shareable_import_or_none(cx, wire, "cudart: cudaMemPoolImportFromShareableHandle");
+    if (fd < 0) return cudaErrorInvalidValue;
     cudaError_t e = cudaMemPoolImportFromShareableHandle(pool, (void *)(intptr_t)fd, type, flags);
     close(fd);
     return e;
