@@ -762,10 +762,6 @@ static void *conn_main(void *arg)
     }
     sc->conn = NULL;
     pthread_mutex_unlock(&srv->mu);
-    /* A session child has served its one session: exiting frees whatever the
-     * client left on the device, even after a fault that poisoned it. */
-    if (srv->is_child && rt_session_count() == 0)
-        _exit(0);
     free(sc->rbuf);
     apigen_wr_free(&sc->out);
 
@@ -779,8 +775,16 @@ static void *conn_main(void *arg)
     srv->nconns--;
     srv->nmain -= sc->counted_main;
     srv->nlanes -= sc->counted_lane;
+    /* A session child has served its one session: exiting frees whatever the
+     * client left on the device, even after a fault that poisoned it. Only
+     * once every connection's thread is past its cleanup: the session's other
+     * connection may still be closing its lanes (their totals, traced and
+     * counted, were lost when the first to finish exited). */
+    bool child_done = srv->is_child && srv->nconns == 0 && rt_session_count() == 0;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
+    if (child_done)
+        _exit(0);
     free(sc);
     return NULL;
 }
