@@ -1150,16 +1150,25 @@ void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
  * true); apigen_twin_wrote (after device work that may write [dev, dev+n);
  * dev 0: every range) marks ranges stale; apigen_twin_sync (after a
  * successful synchronization; all_done: every queue finished) reads each
- * stale range back with io(dev_addr, buf, len, false) and writes the bytes
- * the device changed into the range, keeping bytes the application wrote
- * meanwhile; only all_done clears staleness. io returns 0 or the API's
+ * stale range back and writes the bytes the device changed into the range,
+ * keeping bytes the application wrote meanwhile; only all_done clears
+ * staleness. io moves n spans (1..APIGEN_TWIN_SPANS, of every range: one
+ * call where an API can move them in one request) whose bytes lie back to
+ * back in buf (4 MiB at most): to_device, buf's bytes to each span's dev;
+ * else each span's device bytes into buf. io returns 0 or the API's
  * error, which stops the walk and is returned; APIGEN_TWIN_NO_MEMORY: the
  * runtime ran out of memory. apigen_twin_add: 0, EINVAL or ENOMEM.
  * apigen_twin_remove reads back a stale range first and gives the
  * allocation's address for the API to free (0: not a twin). Exact while
  * host and device do not use the same bytes between synchronizations. */
 #define APIGEN_TWIN_NO_MEMORY (-1)
-typedef int (*apigen_twin_io)(uint64_t dev, void *buf, size_t len, bool to_device, void *user);
+#define APIGEN_TWIN_SPANS 64
+typedef struct apigen_twin_span {
+    uint64_t dev;
+    size_t len;
+} apigen_twin_span;
+typedef int (*apigen_twin_io)(const apigen_twin_span *span, unsigned n, void *buf, bool to_device,
+                              void *user);
 int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only);
 int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user);
 bool apigen_twin_device(const void *host, uint64_t *dev, size_t *left);

@@ -18,8 +18,9 @@
  *   meanwhile stay. Only a device-wide synchronization clears staleness
  *   (another queue's work may still write).
  * No page protection and no signal: a comparison of every range at every
- * push, a copy of every stale range at every sync. With no range every
- * call is one atomic load. */
+ * push, a copy of every stale range at every sync, the spans of all ranges
+ * gathered into as few io calls as fit (64 spans, 4 MiB each). With no
+ * range every call is one atomic load. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -78,48 +79,98 @@ int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool r
     return 0;
 }
 
-/* lock_ held; *scratch: BLOCK bytes, made at the first change (the bytes
- * sent become the twin's only once they arrived, so what a failed push did
- * not send is sent by the next one) */
-static int push_one(twin *t, unsigned char **scratch, apigen_twin_io io, void *user)
+/* Spans moved in one io call (lock_ held while it fills): a push's changed
+ * runs, a sync's stale blocks, of every twin, so that a program with many
+ * twins pays one call per flush rather than one per twin (a remote API
+ * makes each a round trip). buf holds the spans' bytes back to back, at
+ * most BLOCK; at[i] is where span i's bytes are in the twin copy, host[i]
+ * in the application's range (pulls). */
+typedef struct batch {
+    apigen_twin_span span[APIGEN_TWIN_SPANS];
+    unsigned char *at[APIGEN_TWIN_SPANS], *host[APIGEN_TWIN_SPANS];
+    unsigned n;
+    size_t fill;
+    unsigned char *buf;
+    bool to_device;
+    apigen_twin_io io;
+    void *user;
+} batch;
+
+static int batch_flush(batch *b)
+{
+    if (!b->n) return 0;
+    int r = b->io(b->span, b->n, b->buf, b->to_device, b->user);
+    size_t off = 0;
+    for (unsigned i = 0; i < b->n && !r; off += b->span[i].len, i++) {
+        unsigned char *got = b->buf + off, *c = b->at[i];
+        size_t n = b->span[i].len;
+        if (b->to_device) { /* sent: the twin's bytes only now, so a failed push is sent again */
+            memcpy(c, got, n);
+        } else if (memcmp(got, c, n)) { /* the device changed these; the rest may be the application's */
+            unsigned char *h = b->host[i];
+            for (size_t k = 0; k < n; k++)
+                if (got[k] != c[k]) h[k] = c[k] = got[k];
+        }
+    }
+    b->n = 0;
+    b->fill = 0;
+    return r;
+}
+
+/* room for n more bytes (n <= BLOCK), flushing first when full; then the
+ * span's bytes go to b->buf + b->fill */
+static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsigned char *host)
+{
+    if (!b->buf && !(b->buf = malloc(BLOCK))) return APIGEN_TWIN_NO_MEMORY;
+    if (b->n == APIGEN_TWIN_SPANS || b->fill + n > BLOCK) {
+        int r = batch_flush(b);
+        if (r) return r;
+    }
+    b->span[b->n] = (apigen_twin_span){dev, n};
+    b->at[b->n] = at;
+    b->host[b->n] = host;
+    b->n++;
+    b->fill += n;
+    return 0;
+}
+
+/* lock_ held: t's changed runs into the batch, per block from the first to
+ * the last changed byte while the device wrote nothing since the last pull
+ * (the bytes between are equal), else each run of changed bytes */
+static int push_one(twin *t, batch *b)
 {
     for (size_t i = 0; i < t->size; i += BLOCK) {
         size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
         const unsigned char *h = t->host + i;
         unsigned char *c = t->copy + i;
         if (!memcmp(h, c, n)) continue;
-        if (!*scratch && !(*scratch = malloc(BLOCK))) return APIGEN_TWIN_NO_MEMORY;
         size_t a = 0;
         while (a < n) {
             while (a < n && h[a] == c[a]) a++;
             if (a == n) break;
-            size_t b = a;
+            size_t e = a;
             if (!t->stale) {
-                b = n;
-                while (h[b - 1] == c[b - 1]) b--;
+                e = n;
+                while (h[e - 1] == c[e - 1]) e--;
             } else {
-                while (b < n && h[b] != c[b]) b++;
+                while (e < n && h[e] != c[e]) e++;
             }
-            memcpy(*scratch, h + a, b - a);
-            int r = io(t->dev + i + a, *scratch, b - a, true, user);
+            int r = batch_add(b, t->dev + i + a, e - a, c + a, NULL);
             if (r) return r;
-            memcpy(c + a, *scratch, b - a);
-            a = b;
+            memcpy(b->buf + b->fill - (e - a), h + a, e - a);
+            a = e;
         }
     }
     return 0;
 }
 
-/* lock_ held */
-static int pull_one(twin *t, unsigned char *buf, apigen_twin_io io, void *user)
+/* lock_ held: t's blocks into the batch (compared when it is flushed) */
+static int pull_one(twin *t, batch *b)
 {
     for (size_t i = 0; i < t->size; i += BLOCK) {
         size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
-        int r = io(t->dev + i, buf, n, false, user);
+        int r = batch_add(b, t->dev + i, n, t->copy + i, t->host + i);
         if (r) return r;
-        if (!memcmp(buf, t->copy + i, n)) continue;
-        for (size_t k = 0; k < n; k++)
-            if (buf[k] != t->copy[i + k]) t->host[i + k] = t->copy[i + k] = buf[k];
     }
     return 0;
 }
@@ -127,12 +178,13 @@ static int pull_one(twin *t, unsigned char *buf, apigen_twin_io io, void *user)
 int apigen_twin_push(apigen_twin_io io, void *user)
 {
     if (!apigen_twin_live()) return 0;
-    unsigned char *scratch = NULL;
+    batch b = {.to_device = true, .io = io, .user = user};
     int r = 0;
     pthread_mutex_lock(&lock_);
-    for (twin *t = twins_; t && !r; t = t->next) r = push_one(t, &scratch, io, user);
+    for (twin *t = twins_; t && !r; t = t->next) r = push_one(t, &b);
+    if (!r) r = batch_flush(&b);
     pthread_mutex_unlock(&lock_);
-    free(scratch);
+    free(b.buf);
     return r;
 }
 
@@ -149,20 +201,16 @@ void apigen_twin_wrote(uint64_t dev, size_t n)
 int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
 {
     if (!apigen_twin_live()) return 0;
+    batch b = {.to_device = false, .io = io, .user = user};
     int r = 0;
-    unsigned char *buf = NULL;
     pthread_mutex_lock(&lock_);
-    for (twin *t = twins_; t && !r; t = t->next) {
-        if (!t->stale) continue;
-        if (!buf && !(buf = malloc(BLOCK))) {
-            r = APIGEN_TWIN_NO_MEMORY;
-            break;
-        }
-        r = pull_one(t, buf, io, user);
-        if (!r && all_done) t->stale = false;
-    }
+    for (twin *t = twins_; t && !r; t = t->next)
+        if (t->stale) r = pull_one(t, &b);
+    if (!r) r = batch_flush(&b);
+    if (!r && all_done) /* staleness clears only once every stale twin came back */
+        for (twin *t = twins_; t; t = t->next) t->stale = false;
     pthread_mutex_unlock(&lock_);
-    free(buf);
+    free(b.buf);
     return r;
 }
 
@@ -255,9 +303,10 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
     if (!t) return 0;
     int r = 0;
     if (t->stale) { /* what the device wrote stays in the application's memory */
-        unsigned char *buf = malloc(BLOCK);
-        r = buf ? pull_one(t, buf, io, user) : APIGEN_TWIN_NO_MEMORY;
-        free(buf);
+        batch b = {.to_device = false, .io = io, .user = user};
+        r = pull_one(t, &b);
+        if (!r) r = batch_flush(&b);
+        free(b.buf);
     }
     *dev = t->alloc;
     free(t->copy);

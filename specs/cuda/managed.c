@@ -45,12 +45,29 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
 }
 
 /* Mapped registrations of the application's memory (host_mem.c): the
- * runtime's twins, moved at the same calls as managed memory. */
-static int twin_io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+ * runtime's twins, moved at the same calls as managed memory, every twin's
+ * spans in one request (host_spans.c): a push is queued like the launch it
+ * precedes, a sync's pull is one round trip however many twins are stale
+ * (NCCL keeps a dozen mapped blocks). One span read back takes the copy's
+ * path (streamed when large). */
+static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
-    return (int)(to_device ? own_htod((CUdeviceptr)dev, buf, len)
-                           : cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)dev, len));
+    if (!to_device && n == 1)
+        return (int)cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)span->dev, span->len);
+    CUdeviceptr dev[APIGEN_TWIN_SPANS];
+    size_t len[APIGEN_TWIN_SPANS], total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        dev[i] = (CUdeviceptr)span[i].dev;
+        len[i] = span[i].len;
+        total += len[i];
+    }
+    if (!to_device) return (int)apigenCudaReadSpans(dev, len, n, buf, total);
+    uint64_t ctx = 0;
+    unsigned flags = apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_captured_ever()
+                         ? 0u
+                         : APIGEN_CUDA_SPANS_SYNC;
+    return (int)apigenCudaWriteSpans(dev, len, n, buf, total, flags);
 }
 static CUresult twin_err(int r)
 {

@@ -22,13 +22,18 @@ cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t count);
 cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size);
 cudaError_t cudart_fwd_cudaFree(void *devPtr);
 
-static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+/* one copy per span (the spans' bytes lie back to back in buf) */
+static int io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
-    return (int)(to_device
-                     ? cudart_fwd_cudaMemcpy((void *)(uintptr_t)dev, buf, len, cudaMemcpyHostToDevice)
-                     : cudart_fwd_cudaMemcpy(buf, (const void *)(uintptr_t)dev, len,
-                                             cudaMemcpyDeviceToHost));
+    unsigned char *b = buf;
+    for (unsigned i = 0; i < n; b += span[i].len, i++) {
+        void *dev = (void *)(uintptr_t)span[i].dev;
+        cudaError_t e = to_device ? cudart_fwd_cudaMemcpy(dev, b, span[i].len, cudaMemcpyHostToDevice)
+                                  : cudart_fwd_cudaMemcpy(b, dev, span[i].len, cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) return (int)e;
+    }
+    return 0;
 }
 
 static cudaError_t err(int r)

@@ -17,6 +17,9 @@
 # (two servers: no peer access between their devices). DIFF_LAUNCH: a
 # launcher that puts the stubs in place itself (scripts/cuda-run), which then
 # runs the forwarded program instead of STUB_DIR on its library path.
+# FAKE_DIFF_TRIPS="REGEX MAX": the forwarded run is traced (APIGEN_TRACE=1)
+# and makes at most MAX round trips of functions matching REGEX between the
+# program's "MARK NAME begin" / "MARK NAME end" lines on stderr.
 set -u
 server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1} sedscript=${7:-}
 real=${FAKE_DIFF_REAL_DIR:-}
@@ -70,6 +73,8 @@ nrc=$?
 if [ -n "$sedscript" ]; then
     sed "$sedscript" "$tmp/native" > "$tmp/native.sed" && mv "$tmp/native.sed" "$tmp/native"
 fi
+trips=${FAKE_DIFF_TRIPS:-}
+[ -n "$trips" ] && export APIGEN_TRACE=1
 if [ -n "${DIFF_LAUNCH:-}" ]; then # a launcher puts the stubs in place itself (scripts/cuda-run)
     # shellcheck disable=SC2086 # DIFF_LAUNCH: a command and its options
     APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 timeout 120 $DIFF_LAUNCH "$prog" > "$tmp/out" 2> "$tmp/err"
@@ -86,5 +91,17 @@ if [ $nrc != 0 ] || [ $rc != 0 ] || ! cmp -s "$tmp/native" "$tmp/out"; then
     for f in "$tmp"/server*.log; do echo "  $f:"; sed 's/^/    /' "$f"; done
     exit 1
 fi
-echo "PASS: $name over $transport ($nserv server(s)): $(wc -l < "$tmp/out") lines, native and forwarded identical"
+if [ -n "$trips" ]; then
+    re=${trips% *} max=${trips##* }
+    n=$(awk -v re="$re" '
+        /^MARK .* begin$/ { on = 1; next } /^MARK .* end$/ { on = 0 }
+        on && $0 ~ "^apigen wire \\[[0-9]+\\]: rt (" re ") " { n++ } END { print n + 0 }' "$tmp/err")
+    if [ "$n" -gt "$max" ]; then
+        echo "FAIL: $name over $transport: $n round trips of $re between the MARK lines, want at most $max"
+        grep -E "^MARK|: rt " "$tmp/err" | sed 's/^/    /' | head -60
+        exit 1
+    fi
+    trips=" ($n round trips of $re in the marked regions, at most $max)"
+fi
+echo "PASS: $name over $transport ($nserv server(s)): $(wc -l < "$tmp/out") lines, native and forwarded identical$trips"
 exit 0

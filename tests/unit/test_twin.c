@@ -4,7 +4,8 @@
  * while the device wrote nothing, only the changed runs while it may have,
  * so device writes are never undone); a sync brings back what the device
  * changed and keeps the application's own writes; staleness stays until a
- * sync of everything; read-only ranges never come back; remove brings back
+ * sync of everything; the spans of many twins share io calls (64 each, 4
+ * MiB at most); read-only ranges never come back; remove brings back
  * a stale range and hands back the allocation; io errors stop and return;
  * no range: nothing is called. apigen_twin_translate gives a kernel's
  * parameters the twin's address for 8-byte words inside a twin (or a range
@@ -29,18 +30,29 @@
 
 static unsigned char *dev_;   /* the "device" allocation */
 static const uint64_t DEV = 0x7000000000ull;
-static size_t to_dev_, from_dev_, calls_;
+static size_t to_dev_, from_dev_, calls_, spans_;
 static int fail_with_;
 
-static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+/* the spans' bytes back to back in buf, as twin.c promises */
+static int io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
     calls_++;
+    spans_ += n;
     if (fail_with_) return fail_with_;
-    if (dev < DEV || dev + len > DEV + N) return 99;
-    if (to_device) memcpy(dev_ + (dev - DEV), buf, len), to_dev_ += len;
-    else memcpy(buf, dev_ + (dev - DEV), len), from_dev_ += len;
-    return 0;
+    if (!n || n > APIGEN_TWIN_SPANS) return 98;
+    unsigned char *b = buf;
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t dev = span[i].dev;
+        size_t len = span[i].len;
+        if (dev < DEV || dev + len > DEV + N) return 99;
+        if (to_device) memcpy(dev_ + (dev - DEV), b, len), to_dev_ += len;
+        else memcpy(b, dev_ + (dev - DEV), len), from_dev_ += len;
+        b += len;
+        total += len;
+    }
+    return total > ((size_t)4 << 20) ? 97 : 0;
 }
 
 /* apigen_twin_make: adds the twin of [mk_base, mk_base + 4096) when asked
@@ -165,18 +177,19 @@ int main(void)
     memset(dev_ + 100, 0xaa, 50);
     memset(host + 300, 0xbb, 10);
     host[7000] = 0xcc;
-    calls_ = to_dev_ = 0;
+    calls_ = spans_ = to_dev_ = 0;
     CHECK(apigen_twin_push(io, NULL) == 0);
-    CHECK(calls_ == 2 && to_dev_ == 11);
+    CHECK(calls_ == 1 && spans_ == 2 && to_dev_ == 11);
     CHECK(all(dev_ + 100, 50, 0xaa) && all(dev_ + 300, 10, 0xbb) && dev_[7000] == 0xcc);
     /* a sync of one queue brings A back, keeps the host's later write C */
     host[9000] = 0xdd;
     CHECK(apigen_twin_sync(false, io, NULL) == 0);
     CHECK(all(host + 100, 50, 0xaa) && host[9000] == 0xdd && all(host + 300, 10, 0xbb));
-    /* still stale: the device writes E in the third block, a later sync sees it */
+    /* still stale: the device writes E in the third block, a later sync sees
+     * it (three blocks: two full 4 MiB calls, then the last) */
     memset(dev_ + (8u << 20) + 5, 0xee, 3);
-    from_dev_ = 0;
-    CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == N);
+    from_dev_ = calls_ = 0;
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == N && calls_ == 3);
     CHECK(all(host + (8u << 20) + 5, 3, 0xee));
     /* synchronized everything: no longer stale, nothing comes back */
     from_dev_ = 0;
@@ -216,6 +229,35 @@ int main(void)
     CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == DEV && host[20] == 0x55);
     CHECK(apigen_twin_live() == 0);
     CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == 0);
+
+    /* many small twins, all stale: their spans share io calls (64 each),
+     * each comes back, each host change goes out in the same few calls */
+    enum { MANY = 70 };
+    unsigned char *small[MANY];
+    for (int i = 0; i < MANY; i++) {
+        small[i] = malloc(64);
+        memset(small[i], 0, 64);
+        memset(dev_ + (4u << 20) + 4096 * i, 0, 64);
+        CHECK(apigen_twin_add(small[i], 64, DEV + (4u << 20) + 4096 * i, false) == 0);
+    }
+    apigen_twin_wrote(0, 0);
+    for (int i = 0; i < MANY; i++) dev_[(4u << 20) + 4096 * i + (i % 64)] = (unsigned char)(i + 1);
+    calls_ = spans_ = 0;
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && calls_ == 2 && spans_ == MANY);
+    int back = 0;
+    for (int i = 0; i < MANY; i++) back += small[i][i % 64] == (unsigned char)(i + 1);
+    CHECK(back == MANY);
+    for (int i = 0; i < MANY; i++) small[i][63 - i % 64] ^= 0x5a;
+    calls_ = spans_ = 0;
+    CHECK(apigen_twin_push(io, NULL) == 0 && calls_ == 2 && spans_ == MANY);
+    int out = 0;
+    for (int i = 0; i < MANY; i++) out += !memcmp(small[i], dev_ + (4u << 20) + 4096 * i, 64);
+    CHECK(out == MANY);
+    for (int i = 0; i < MANY; i++) {
+        uint64_t gone = 0;
+        CHECK(apigen_twin_remove(small[i], &gone, io, NULL) == 0 && gone == DEV + (4u << 20) + 4096 * i);
+        free(small[i]);
+    }
 
     /* a kernel's packed parameters: a pointer into a twin, one into a range
      * make turns into a twin (made once), one inside a struct at an 8-byte

@@ -9,7 +9,8 @@
  * launch is given instead (specs/cuda/launch.c, runtime/twin.c). Memory
  * allocated mapped (DEVICEMAP) is also reached through a pointer the
  * program stored in device memory, where no launch sees it (NCCL's abort
- * flag): over tcp:// it lies at its twin's address (runtime/twin_place.c).
+ * flag): over tcp:// it lies at its twin's address (runtime/twin_place.c);
+ * several such blocks move in one request each way (many_mapped).
  * The outputs are compared (tests/cuda/fake_diff.sh); exit 1 when a value
  * is wrong. */
 #include <stdint.h>
@@ -71,6 +72,39 @@ static void copies_and_sets(int *h)
     show("an async set of the block", e ? e : cuStreamSynchronize(NULL), h + 4003, 0x1234567);
     show("a synchronous set of the block", cuMemsetD8(hp + 4 * 4004, 0x22, 16), h + 4007,
          0x22222222);
+}
+
+/* several mapped blocks, each reached only through a pointer kept in device
+ * memory (NCCL keeps a dozen): the host writes all of them, one kernel per
+ * block follows its pointer, one synchronization brings every change back.
+ * Over tcp:// their twins move in one request each way (fake_diff.sh's
+ * FAKE_DIFF_TRIPS counts the round trips between the MARK lines). */
+static void many_mapped(void)
+{
+    enum { K = 6 };
+    int *blk[K] = {0};
+    CUdeviceptr slots = 0;
+    CUresult e = cuMemAlloc(&slots, sizeof blk);
+    for (int i = 0; i < K && !e; i++)
+        e = cuMemHostAlloc((void **)&blk[i], 4096, CU_MEMHOSTALLOC_DEVICEMAP);
+    if (!e) e = cuMemcpyHtoD(slots, blk, sizeof blk);
+    if (!e) e = cuCtxSynchronize();
+    fprintf(stderr, "MARK many begin\n");
+    for (int i = 0; i < K && !e; i++) blk[i][0] = 10 * i;
+    for (int i = 0; i < K && !e; i++) {
+        CUdeviceptr s = slots + i * sizeof(int *);
+        void *args[] = {&s};
+        e = cuLaunchKernel(kd, (unsigned)i + 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL);
+    }
+    if (!e) e = cuCtxSynchronize();
+    fprintf(stderr, "MARK many end\n");
+    int right = 0;
+    for (int i = 0; i < K && !e; i++) right += blk[i][0] == 10 * i + i + 1;
+    printf("%d mapped blocks behind pointers in device memory: %d, %d right\n", K, (int)e, right);
+    bad_ |= e || right != K;
+    for (int i = 0; i < K; i++)
+        if (blk[i]) cuMemFreeHost(blk[i]);
+    if (slots) cuMemFree(slots);
 }
 
 static int registered[4096] __attribute__((aligned(4096)));
@@ -140,5 +174,6 @@ int main(void)
         printf("cuMemHostUnregister: %d\n", (int)cuMemHostUnregister(registered));
     }
     printf("cuMemFreeHost: %d\n", (int)cuMemFreeHost(h));
+    many_mapped();
     return bad_;
 }
