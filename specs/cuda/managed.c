@@ -45,29 +45,24 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
 }
 
 /* Mapped registrations of the application's memory (host_mem.c): the
- * runtime's twins, moved at the same calls as managed memory, every twin's
- * spans in one request (host_spans.c): a push is queued like the launch it
- * precedes, a sync's pull is one round trip however many twins are stale
- * (NCCL keeps a dozen mapped blocks). One span read back takes the copy's
- * path (streamed when large). */
+ * runtime's twins, moved at the same calls as managed memory. A push's
+ * spans are queued like the launch they precede where cuMemcpyHtoD_v2 may
+ * be (queue_check.c: a context current, no capture, a destination the guest
+ * vouches for), so a changed twin costs no round trip; its error then comes
+ * at the thread's next synchronizing call. A pull is one copy per span: one
+ * request for all of them needs a call of its own in the spec (its wire,
+ * hence the driver recordings, change: left for a session with a GPU). */
 static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
-    if (!to_device && n == 1)
-        return (int)cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)span->dev, span->len);
-    CUdeviceptr dev[APIGEN_TWIN_SPANS];
-    size_t len[APIGEN_TWIN_SPANS], total = 0;
-    for (unsigned i = 0; i < n; i++) {
-        dev[i] = (CUdeviceptr)span[i].dev;
-        len[i] = span[i].len;
-        total += len[i];
+    unsigned char *b = buf;
+    for (unsigned i = 0; i < n; b += span[i].len, i++) {
+        CUdeviceptr dev = (CUdeviceptr)span[i].dev;
+        CUresult e = to_device ? cuda_fwd_cuMemcpyHtoD_v2(dev, b, span[i].len)
+                               : cuda_fwd_cuMemcpyDtoH_v2(b, dev, span[i].len);
+        if (e != CUDA_SUCCESS) return (int)e;
     }
-    if (!to_device) return (int)apigenCudaReadSpans(dev, len, n, buf, total);
-    uint64_t ctx = 0;
-    unsigned flags = apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_captured_ever()
-                         ? 0u
-                         : APIGEN_CUDA_SPANS_SYNC;
-    return (int)apigenCudaWriteSpans(dev, len, n, buf, total, flags);
+    return 0;
 }
 static CUresult twin_err(int r)
 {

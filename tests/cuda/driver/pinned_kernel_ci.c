@@ -10,7 +10,7 @@
  * allocated mapped (DEVICEMAP) is also reached through a pointer the
  * program stored in device memory, where no launch sees it (NCCL's abort
  * flag): over tcp:// it lies at its twin's address (runtime/twin_place.c);
- * several such blocks move in one request each way (many_mapped).
+ * what the host wrote into several such blocks goes queued (many_mapped).
  * The outputs are compared (tests/cuda/fake_diff.sh); exit 1 when a value
  * is wrong. */
 #include <stdint.h>
@@ -77,8 +77,9 @@ static void copies_and_sets(int *h)
 /* several mapped blocks, each reached only through a pointer kept in device
  * memory (NCCL keeps a dozen): the host writes all of them, one kernel per
  * block follows its pointer, one synchronization brings every change back.
- * Over tcp:// their twins move in one request each way (fake_diff.sh's
- * FAKE_DIFF_TRIPS counts the round trips between the MARK lines). */
+ * Over tcp:// what the host wrote goes to their twins queued, before the
+ * first launch, without a round trip (fake_diff.sh's FAKE_DIFF_TRIPS counts
+ * them between the MARK lines). */
 static void many_mapped(void)
 {
     enum { K = 6 };
