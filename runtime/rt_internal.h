@@ -613,9 +613,15 @@ void rt_log_redirect(int fd);
 /* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
 int rt_mirror_foreign_call(const apigen_api *api);
 int rt_twin_foreign_call(const apigen_api *api); /* twin.c: the same for twins */
-/* twin.c: a twin at dev inside the allocation alloc (what apigen_twin_remove
- * gives to free: twin_place.c's twins start a page into theirs) */
-int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool read_only);
+/* twin.c: a twin at dev inside the allocation region; alloc: what
+ * apigen_twin_remove gives to free (twin_place.c's twins start a page into
+ * theirs; 0 for a block of a slab, which the slab releases). Stale twins of
+ * one region near each other are read back in one span. */
+int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, uint64_t region,
+                   bool read_only);
+/* twin_place.c: every slab's allocation is gone (a device reset): no new
+ * block goes there, and none is released when its blocks are freed */
+void rt_twin_place_forget(void);
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);

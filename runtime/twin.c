@@ -38,7 +38,8 @@
 typedef struct twin {
     unsigned char *host, *copy;
     size_t size;
-    uint64_t dev, alloc; /* alloc: what the API frees (the allocation holding dev) */
+    uint64_t dev, alloc; /* alloc: what the API frees (the allocation holding dev; 0: none) */
+    uint64_t region;     /* the allocation holding dev: reads of one region may be merged */
     bool read_only, stale;
     struct twin *next;
 } twin;
@@ -54,12 +55,13 @@ size_t apigen_twin_live(void)
 
 int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only)
 {
-    return rt_twin_add_in(host, size, dev, dev, read_only);
+    return rt_twin_add_in(host, size, dev, dev, dev, read_only);
 }
 
-int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool read_only)
+int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, uint64_t region,
+                   bool read_only)
 {
-    if (!host || !size || !dev || !alloc) return EINVAL;
+    if (!host || !size || !dev || !region) return EINVAL;
     twin *t = calloc(1, sizeof *t);
     if (!t || !(t->copy = malloc(size))) {
         free(t);
@@ -70,6 +72,7 @@ int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool r
     t->size = size;
     t->dev = dev;
     t->alloc = alloc;
+    t->region = region;
     t->read_only = read_only;
     pthread_mutex_lock(&lock_);
     t->next = twins_;
@@ -88,6 +91,7 @@ int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, bool r
 typedef struct batch {
     apigen_twin_span span[APIGEN_TWIN_SPANS];
     unsigned char *at[APIGEN_TWIN_SPANS], *host[APIGEN_TWIN_SPANS];
+    uint64_t region[APIGEN_TWIN_SPANS];
     unsigned n;
     size_t fill;
     unsigned char *buf;
@@ -96,10 +100,69 @@ typedef struct batch {
     void *user;
 } batch;
 
+/* Pulled spans of one region (a device allocation) at most this far
+ * apart are read as one span with the bytes between: the blocks of a slab
+ * (twin_place.c) come back in one copy. */
+#define MERGE_GAP ((uint64_t)64 << 10)
+
+/* A pull: spans of one region near each other read as one, the bytes then
+ * put where each span's belong in b->buf. */
+static int pull_merged(batch *b)
+{
+    unsigned ord[APIGEN_TWIN_SPANS], n = b->n;
+    for (unsigned i = 0; i < n; i++) { /* by region, then address */
+        unsigned k = i;
+        for (; k > 0; k--) {
+            unsigned j = ord[k - 1];
+            if (b->region[j] < b->region[i] ||
+                (b->region[j] == b->region[i] && b->span[j].dev <= b->span[i].dev))
+                break;
+            ord[k] = j;
+        }
+        ord[k] = i;
+    }
+    apigen_twin_span m[APIGEN_TWIN_SPANS];
+    unsigned in[APIGEN_TWIN_SPANS], nm = 0; /* in[i]: the merged span holding span i */
+    uint64_t total = 0;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i = ord[k];
+        const apigen_twin_span *sp = &b->span[i];
+        if (nm && b->region[i] == b->region[ord[k - 1]]) {
+            apigen_twin_span *last = &m[nm - 1];
+            uint64_t end = last->dev + last->len;
+            if (sp->dev >= end && sp->dev - end <= MERGE_GAP) {
+                total += sp->dev + sp->len - end;
+                last->len = (size_t)(sp->dev + sp->len - last->dev);
+                in[i] = nm - 1;
+                continue;
+            }
+        }
+        m[nm] = *sp;
+        in[i] = nm++;
+        total += sp->len;
+    }
+    if (nm == n || total > BLOCK) /* nothing merged (or too much between): as they are */
+        return b->io(b->span, n, b->buf, false, b->user);
+    unsigned char *tmp = malloc(total);
+    if (!tmp) return APIGEN_TWIN_NO_MEMORY;
+    int r = b->io(m, nm, tmp, false, b->user);
+    if (!r) {
+        size_t moff[APIGEN_TWIN_SPANS], off = 0;
+        for (unsigned j = 0; j < nm; j++) moff[j] = off, off += m[j].len;
+        off = 0;
+        for (unsigned i = 0; i < n; off += b->span[i].len, i++) {
+            const apigen_twin_span *in_m = &m[in[i]];
+            memcpy(b->buf + off, tmp + moff[in[i]] + (b->span[i].dev - in_m->dev), b->span[i].len);
+        }
+    }
+    free(tmp);
+    return r;
+}
+
 static int batch_flush(batch *b)
 {
     if (!b->n) return 0;
-    int r = b->io(b->span, b->n, b->buf, b->to_device, b->user);
+    int r = b->to_device ? b->io(b->span, b->n, b->buf, true, b->user) : pull_merged(b);
     size_t off = 0;
     for (unsigned i = 0; i < b->n && !r; off += b->span[i].len, i++) {
         unsigned char *got = b->buf + off, *c = b->at[i];
@@ -119,7 +182,8 @@ static int batch_flush(batch *b)
 
 /* room for n more bytes (n <= BLOCK), flushing first when full; then the
  * span's bytes go to b->buf + b->fill */
-static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsigned char *host)
+static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsigned char *host,
+                     uint64_t region)
 {
     if (!b->buf && !(b->buf = malloc(BLOCK))) return APIGEN_TWIN_NO_MEMORY;
     if (b->n == APIGEN_TWIN_SPANS || b->fill + n > BLOCK) {
@@ -129,6 +193,7 @@ static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsign
     b->span[b->n] = (apigen_twin_span){dev, n};
     b->at[b->n] = at;
     b->host[b->n] = host;
+    b->region[b->n] = region;
     b->n++;
     b->fill += n;
     return 0;
@@ -155,7 +220,7 @@ static int push_one(twin *t, batch *b)
             } else {
                 while (e < n && h[e] != c[e]) e++;
             }
-            int r = batch_add(b, t->dev + i + a, e - a, c + a, NULL);
+            int r = batch_add(b, t->dev + i + a, e - a, c + a, NULL, t->region);
             if (r) return r;
             memcpy(b->buf + b->fill - (e - a), h + a, e - a);
             a = e;
@@ -169,7 +234,7 @@ static int pull_one(twin *t, batch *b)
 {
     for (size_t i = 0; i < t->size; i += BLOCK) {
         size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
-        int r = batch_add(b, t->dev + i, n, t->copy + i, t->host + i);
+        int r = batch_add(b, t->dev + i, n, t->copy + i, t->host + i, t->region);
         if (r) return r;
     }
     return 0;
@@ -316,6 +381,7 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
 
 void apigen_twin_forget_all(void)
 {
+    rt_twin_place_forget(); /* slabs' allocations went too: no new block in them */
     if (!apigen_twin_live()) return;
     pthread_mutex_lock(&lock_);
     twin *t = twins_;

@@ -10,12 +10,17 @@
  * no range: nothing is called. apigen_twin_translate gives a kernel's
  * parameters the twin's address for 8-byte words inside a twin (or a range
  * make adds), leaves every other word; apigen_twin_forget_all drops every
- * twin without a call. apigen_twin_place maps host memory at the first page
- * boundary of the allocation its ops make (a page longer when the first
- * starts inside a page), cleared, as a twin whose remove gives the
- * allocation; an address this process holds gives NULL without an error and
- * releases the allocation; an API error is returned; unplace unmaps. */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+ * twin without a call. apigen_twin_place puts blocks of 64 KiB or less in
+ * slabs (one allocation mapped once, handed out by pages, cleared; a sync
+ * reads a slab's stale blocks in one span; a freed page is taken again; the
+ * last block's free releases the slab; after a device reset nothing is
+ * released and new blocks take a new slab) and maps a larger block alone at
+ * the first page boundary of the allocation its ops make (a page longer
+ * when the first starts inside a page), cleared, as a twin whose remove
+ * gives the allocation; an address this process holds gives NULL without an
+ * error and releases the allocation (a small block is then placed alone);
+ * an API error is returned; unplace unmaps. */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_FIXED_NOREPLACE */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -82,10 +87,13 @@ static int all(const unsigned char *p, size_t n, unsigned char v)
 }
 
 /* place's ops: "device" addresses handed out from pl_next (a region this
- * process reserved and gave back, so nothing is mapped there) */
-static uint64_t pl_next, pl_released, pl_cleared;
-static size_t pl_allocs, pl_clear_len;
+ * process reserved and gave back, so nothing is mapped there); pl_mem is
+ * that region's "device" memory for pl_io */
+#define PL_REGION ((size_t)32 << 20)
+static uint64_t pl_next, pl_base, pl_released, pl_cleared;
+static size_t pl_allocs, pl_clear_len, pl_calls, pl_spans;
 static int pl_fail;
+static unsigned char *pl_mem;
 static int pl_alloc(size_t len, uint64_t *dev, void *user)
 {
     (void)user;
@@ -99,6 +107,7 @@ static int pl_clear(uint64_t dev, size_t len, void *user)
 {
     (void)user;
     pl_cleared = dev, pl_clear_len = len;
+    if (dev >= pl_base && dev + len <= pl_base + PL_REGION) memset(pl_mem + (dev - pl_base), 0, len);
     return 0;
 }
 static void pl_release(uint64_t dev, void *user)
@@ -106,43 +115,114 @@ static void pl_release(uint64_t dev, void *user)
     (void)user;
     pl_released = dev;
 }
+static int pl_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
+{
+    (void)user;
+    pl_calls++;
+    pl_spans += n;
+    unsigned char *b = buf;
+    for (unsigned i = 0; i < n; b += span[i].len, i++) {
+        if (span[i].dev < pl_base || span[i].dev + span[i].len > pl_base + PL_REGION) return 99;
+        unsigned char *d = pl_mem + (span[i].dev - pl_base);
+        if (to_device) memcpy(d, b, span[i].len);
+        else memcpy(b, d, span[i].len);
+    }
+    return 0;
+}
 
 static void test_place(void)
 {
     static const apigen_twin_alloc ops = {pl_alloc, pl_clear, pl_release};
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    unsigned char *region = mmap(NULL, 64 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(region != MAP_FAILED);
-    if (region == MAP_FAILED) return;
-    munmap(region, 64 * pg);
+    const size_t big = (size_t)100 << 10; /* above the slabs' 64 KiB: placed alone */
+    pl_mem = calloc(1, PL_REGION); /* first: its pages must not take the region's place */
+    unsigned char *region = mmap(NULL, PL_REGION, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(region != MAP_FAILED && pl_mem);
+    if (region == MAP_FAILED || !pl_mem) return;
+    munmap(region, PL_REGION);
+    pl_base = (uintptr_t)region;
     int err = -5;
-    /* an allocation on a page boundary: the block is there */
+    uint64_t d = 0;
+
+    /* small blocks share a slab: one allocation, blocks by pages, each
+     * cleared and a twin at its own address */
     pl_next = (uintptr_t)region;
     unsigned char *p = apigen_twin_place(100, &ops, NULL, &err);
     CHECK(p == region && err == 0 && pl_allocs == 1 && pl_cleared == (uintptr_t)region && pl_clear_len == pg);
-    uint64_t d = 0;
+    unsigned char *q = apigen_twin_place(pg + 1, &ops, NULL, &err);
+    CHECK(q == region + pg && err == 0 && pl_allocs == 1 && pl_clear_len == 2 * pg);
+    CHECK(apigen_twin_device(q + 10, &d, NULL) && d == (uintptr_t)q + 10);
+    /* both stale: one read brings both back (the slab's reads merged) */
+    apigen_twin_wrote(0, 0);
+    pl_mem[5] = 7, pl_mem[pg + 9] = 8;
+    pl_calls = pl_spans = 0;
+    CHECK(apigen_twin_sync(true, pl_io, NULL) == 0 && pl_calls == 1 && pl_spans == 1);
+    CHECK(p[5] == 7 && q[9] == 8);
+    /* and the host's writes go out */
+    p[1] = 3, q[pg] = 4;
+    CHECK(apigen_twin_push(pl_io, NULL) == 0 && pl_mem[1] == 3 && pl_mem[2 * pg] == 4);
+    /* freed: no allocation to free per block; a freed page is taken again,
+     * zero on both sides */
+    CHECK(apigen_twin_remove(p, &d, pl_io, NULL) == 0 && d == 0);
+    CHECK(apigen_twin_unplace(p) && !apigen_twin_unplace(p));
+    CHECK(pl_released == 0);
+    unsigned char *r = apigen_twin_place(50, &ops, NULL, &err);
+    CHECK(r == region && err == 0 && pl_allocs == 1 && r[1] == 0 && pl_mem[1] == 0);
+    /* the slab's last block freed: the slab goes */
+    CHECK(apigen_twin_remove(r, &d, pl_io, NULL) == 0 && apigen_twin_unplace(r));
+    CHECK(apigen_twin_remove(q, &d, pl_io, NULL) == 0 && apigen_twin_unplace(q));
+    CHECK(pl_released == (uintptr_t)region && apigen_twin_live() == 0);
+
+    /* a large block on a page boundary: alone, its allocation given by remove */
+    pl_next = (uintptr_t)region, pl_allocs = 0;
+    p = apigen_twin_place(big, &ops, NULL, &err);
+    CHECK(p == region && err == 0 && pl_allocs == 1 && pl_cleared == (uintptr_t)region && pl_clear_len == big);
     CHECK(apigen_twin_device(p + 10, &d, NULL) && d == (uintptr_t)p + 10);
     p[99] = 3; /* its pages are the program's */
-    CHECK(apigen_twin_remove(p, &d, io, NULL) == 0 && d == (uintptr_t)region);
+    CHECK(apigen_twin_remove(p, &d, pl_io, NULL) == 0 && d == (uintptr_t)region);
     CHECK(apigen_twin_unplace(p) && !apigen_twin_unplace(p));
     /* inside a page: released, and one a page longer holds the block */
     pl_next = (uintptr_t)region + 8 * pg + 256, pl_allocs = 0;
-    p = apigen_twin_place(pg + 1, &ops, NULL, &err);
+    p = apigen_twin_place(big + 1, &ops, NULL, &err);
     CHECK(pl_allocs == 2 && pl_released == (uintptr_t)region + 8 * pg + 256);
-    uint64_t second = (uintptr_t)region + 8 * pg + 256 + 2 * pg + 4096;
+    uint64_t len = (big + 1 + pg - 1) / pg * pg;
+    uint64_t second = (uintptr_t)region + 8 * pg + 256 + len + 4096;
     CHECK(p && err == 0 && (uintptr_t)p == (second + pg - 1) / pg * pg);
-    CHECK(apigen_twin_remove(p, &d, io, NULL) == 0 && d == second);
+    CHECK(apigen_twin_remove(p, &d, pl_io, NULL) == 0 && d == second);
     CHECK(apigen_twin_unplace(p));
-    /* an address this process holds: no block, no error, released */
-    unsigned char *taken = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* an address this process holds (a page inside the region): no block,
+     * no error, released */
+    unsigned char *taken = mmap(region + (16u << 20), pg, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    CHECK(taken == region + (16u << 20));
     pl_next = (uintptr_t)taken, pl_released = 0;
-    CHECK(apigen_twin_place(10, &ops, NULL, &err) == NULL && err == 0 && pl_released == (uintptr_t)taken);
+    CHECK(apigen_twin_place(big, &ops, NULL, &err) == NULL && err == 0 && pl_released == (uintptr_t)taken);
+    /* a small block whose slab cannot be mapped there: placed alone, at the
+     * next allocation (past the slab's 2 MiB and a page) */
+    pl_next = (uintptr_t)taken, pl_released = 0, pl_allocs = 0;
+    p = apigen_twin_place(10, &ops, NULL, &err);
+    CHECK(pl_allocs == 2 && pl_released == (uintptr_t)taken && err == 0);
+    CHECK(p == taken + (2u << 20) + pg + 4096);
+    CHECK(apigen_twin_remove(p, &d, pl_io, NULL) == 0 && d == (uintptr_t)p && apigen_twin_unplace(p));
     munmap(taken, pg);
     /* the API's error */
     pl_fail = 12;
     CHECK(apigen_twin_place(10, &ops, NULL, &err) == NULL && err == 12);
+    CHECK(apigen_twin_place(big, &ops, NULL, &err) == NULL && err == 12);
     pl_fail = 0;
     CHECK(apigen_twin_live() == 0);
+    /* a device reset: the slab's allocation is gone; its block's free
+     * releases nothing and the next block takes a new slab */
+    pl_next = (uintptr_t)region + (8u << 20), pl_allocs = 0, pl_released = 0;
+    p = apigen_twin_place(10, &ops, NULL, &err);
+    CHECK(p == region + (8u << 20) && pl_allocs == 1);
+    apigen_twin_forget_all();
+    q = apigen_twin_place(10, &ops, NULL, &err);
+    CHECK(q && q != p + pg && pl_allocs == 2);
+    CHECK(apigen_twin_unplace(p) && pl_released == 0);
+    CHECK(apigen_twin_remove(q, &d, pl_io, NULL) == 0 && apigen_twin_unplace(q) && pl_released != 0);
+    CHECK(apigen_twin_live() == 0);
+    free(pl_mem);
 }
 
 int main(void)
