@@ -87,7 +87,8 @@ int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, uint64
  * twins pays one call per flush rather than one per twin (a remote API
  * makes each a round trip). buf holds the spans' bytes back to back, at
  * most BLOCK; at[i] is where span i's bytes are in the twin copy, host[i]
- * in the application's range (pulls). */
+ * in the application's range (pulls), region[i] the allocation holding it
+ * (pulls of one region are merged). */
 typedef struct batch {
     apigen_twin_span span[APIGEN_TWIN_SPANS];
     unsigned char *at[APIGEN_TWIN_SPANS], *host[APIGEN_TWIN_SPANS];

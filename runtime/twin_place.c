@@ -125,7 +125,7 @@ static slab *new_slab(const apigen_twin_alloc *ops, void *user, size_t pg, int *
     slab *s = calloc(1, sizeof *s);
     if (s) s->used = calloc(SLAB_BYTES / pg, 1);
     if (!s || !s->used) {
-        if (s) free(s);
+        free(s);
         *err = APIGEN_TWIN_NO_MEMORY;
         return NULL;
     }
