@@ -94,8 +94,8 @@ typedef struct batch {
     unsigned char *at[APIGEN_TWIN_SPANS], *host[APIGEN_TWIN_SPANS];
     uint64_t region[APIGEN_TWIN_SPANS];
     unsigned n;
-    size_t fill;
-    unsigned char *buf;
+    size_t fill, cap;
+    unsigned char *buf; /* grown to what the spans need (a sync of a few small twins: not 4 MiB) */
     bool to_device;
     apigen_twin_io io;
     void *user;
@@ -186,10 +186,17 @@ static int batch_flush(batch *b)
 static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsigned char *host,
                      uint64_t region)
 {
-    if (!b->buf && !(b->buf = malloc(BLOCK))) return APIGEN_TWIN_NO_MEMORY;
     if (b->n == APIGEN_TWIN_SPANS || b->fill + n > BLOCK) {
         int r = batch_flush(b);
         if (r) return r;
+    }
+    if (b->fill + n > b->cap) {
+        size_t cap = b->cap * 2 > b->fill + n ? b->cap * 2 : b->fill + n;
+        if (cap < ((size_t)64 << 10)) cap = (size_t)64 << 10;
+        if (cap > BLOCK) cap = BLOCK;
+        unsigned char *nb = realloc(b->buf, cap);
+        if (!nb) return APIGEN_TWIN_NO_MEMORY;
+        b->buf = nb, b->cap = cap;
     }
     b->span[b->n] = (apigen_twin_span){dev, n};
     b->at[b->n] = at;
