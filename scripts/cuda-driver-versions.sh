@@ -30,7 +30,7 @@ S=$root/specs/cuda
 # the guest's sources: the spec's api.sources (cuda/guest.c, ...); the
 # server's: examples/cuda/CMakeLists.txt's HOST_SOURCES
 guest_srcs=$(sed -n 's/^  sources: \[\(.*\)\]$/\1/p' "$root/specs/cuda.yaml" | tr -d ' ' | tr ',' ' ' | sed 's|cuda/||g')
-host_srcs="host.c host_fn.c host_copy.c host_capture.c host_arena.c host_shareable.c host_private.c"
+host_srcs="host.c host_fn.c host_copy.c host_capture.c host_arena.c host_shareable.c host_private.c host_spans.c"
 
 # NVIDIA published no cudaProfiler.h wheel for 11.7 (the cu11 wheels start
 # at 11.8): 11.7 takes 11.8's, whose declarations (cuProfilerInitialize,

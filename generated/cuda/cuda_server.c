@@ -26,7 +26,9 @@ CUresult cuda_host_memcpy_arena(apigen_call_ctx *cx, CUdeviceptr dev, uint64_t h
 CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
 CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
+CUresult cuda_host_read_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data, size_t dataSize); /* hand-written, in the spec's sources: wraps apigenCudaReadSpans */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
+CUresult cuda_host_write_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len, unsigned int n, const void *data, size_t dataSize, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaWriteSpans */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
 CUresult cuda_host_ctx_destroy(apigen_call_ctx *cx, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuCtxDestroy */
 CUresult cuda_host_ctx_destroy(apigen_call_ctx *cx, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuCtxDestroy_v2 */
@@ -2118,6 +2120,59 @@ static void h_apigenCudaParamLayout(apigen_call_ctx *cx)
     }
 }
 
+static void h_apigenCudaReadSpans(apigen_call_ctx *cx)
+{
+    const CUdeviceptr *dev = {0};
+    const size_t *len = {0};
+    unsigned int n = {0};
+    void *data = {0};
+    size_t dataSize = {0};
+    CUresult ret_;
+    uint32_t v_n;
+    uint64_t v_dataSize;
+    const void *b_dev = NULL;
+    uint64_t l_dev = 0;
+    uint64_t n_dev = 0;
+    const void *b_len = NULL;
+    uint64_t l_len = 0;
+    uint64_t n_len = 0;
+    uint8_t p_data = 0;
+    uint64_t n_data = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
+    n = (unsigned int)v_n;
+    if (!apigen_get_u64(cx->rd, &v_dataSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dataSize"); return; }
+    dataSize = (size_t)v_dataSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_dev, &l_dev, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+    if (b_dev != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(CUdeviceptr), &n_dev)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dev"); return; }
+        if (l_dev != n_dev) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+        dev = (const CUdeviceptr *)b_dev;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_len, &l_len, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
+    if (b_len != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(size_t), &n_len)) { apigen_reject(cx, APIGEN_TOO_LARGE, "len"); return; }
+        if (l_len != n_len) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
+        len = (const size_t *)b_len;
+    }
+    if (!apigen_get_u8(cx->rd, &p_data)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+    if (p_data) {
+        n_data = (uint64_t)(dataSize);
+        data = apigen_scratch(cx, n_data, 1);
+        if (data == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_read_spans(cx, dev, len, n, data, dataSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_data) { /* data */
+        k_ = ok_ ? n_data : 0;
+        if (!apigen_put_bytes_ref(cx->wr, data, k_)) return;
+    }
+}
+
 static void h_apigenCudaStreamGetCaptureInfo(apigen_call_ctx *cx)
 {
     CUstream hStream = {0};
@@ -2230,6 +2285,57 @@ static void h_apigenCudaStreamGetCaptureInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_numDeps : 0;
         if (!apigen_put_bytes_ref(cx->wr, numDeps, k_)) return;
     }
+}
+
+static void h_apigenCudaWriteSpans(apigen_call_ctx *cx)
+{
+    const CUdeviceptr *dev = {0};
+    const size_t *len = {0};
+    unsigned int n = {0};
+    const void *data = {0};
+    size_t dataSize = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint32_t v_n;
+    uint64_t v_dataSize;
+    uint32_t v_flags;
+    const void *b_dev = NULL;
+    uint64_t l_dev = 0;
+    uint64_t n_dev = 0;
+    const void *b_len = NULL;
+    uint64_t l_len = 0;
+    uint64_t n_len = 0;
+    const void *b_data = NULL;
+    uint64_t l_data = 0;
+    uint64_t n_data = 0;
+    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
+    n = (unsigned int)v_n;
+    if (!apigen_get_u64(cx->rd, &v_dataSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dataSize"); return; }
+    dataSize = (size_t)v_dataSize;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_opt_bytes(cx->rd, &b_dev, &l_dev, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+    if (b_dev != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(CUdeviceptr), &n_dev)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dev"); return; }
+        if (l_dev != n_dev) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+        dev = (const CUdeviceptr *)b_dev;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_len, &l_len, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
+    if (b_len != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(size_t), &n_len)) { apigen_reject(cx, APIGEN_TOO_LARGE, "len"); return; }
+        if (l_len != n_len) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
+        len = (const size_t *)b_len;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_data, &l_data, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+    if (b_data != NULL) {
+        n_data = (uint64_t)(dataSize);
+        if (l_data != n_data) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+        data = (const void *)b_data;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_write_spans(cx, dev, len, n, data, dataSize, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_cuArray3DCreate(apigen_call_ctx *cx)
@@ -18538,7 +18644,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[530] = {
+static const char *const call_names_[532] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18567,7 +18673,9 @@ static const char *const call_names_[530] = {
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
+    [CUDA_CALL_apigenCudaReadSpans] = "apigenCudaReadSpans",
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
+    [CUDA_CALL_apigenCudaWriteSpans] = "apigenCudaWriteSpans",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
     [CUDA_CALL_cuArray3DCreate_v2] = "cuArray3DCreate_v2",
     [CUDA_CALL_cuArray3DGetDescriptor] = "cuArray3DGetDescriptor",
@@ -19069,7 +19177,7 @@ static const char *const call_names_[530] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[530] = {
+static const apigen_handler_fn handlers_[532] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -19098,7 +19206,9 @@ static const apigen_handler_fn handlers_[530] = {
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
     [CUDA_CALL_apigenCudaOccupancyCluster] = h_apigenCudaOccupancyCluster,
     [CUDA_CALL_apigenCudaParamLayout] = h_apigenCudaParamLayout,
+    [CUDA_CALL_apigenCudaReadSpans] = h_apigenCudaReadSpans,
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = h_apigenCudaStreamGetCaptureInfo,
+    [CUDA_CALL_apigenCudaWriteSpans] = h_apigenCudaWriteSpans,
     [CUDA_CALL_cuArray3DCreate] = h_cuArray3DCreate,
     [CUDA_CALL_cuArray3DCreate_v2] = h_cuArray3DCreate_v2,
     [CUDA_CALL_cuArray3DGetDescriptor] = h_cuArray3DGetDescriptor,
@@ -19600,7 +19710,7 @@ static const apigen_handler_fn handlers_[530] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[530] = {
+static const uint8_t stream_in_calls_[532] = {
     [CUDA_CALL_cuMemcpyHtoDAsync_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,

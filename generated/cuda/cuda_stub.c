@@ -1989,6 +1989,69 @@ done:
     return ret_;
 }
 
+/* apigenCudaReadSpans: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data, size_t dataSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dev = 0;
+    uint64_t n_len = 0;
+    uint64_t n_data = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaReadSpans))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
+    if (!apigen_put_u64(call_.wr, (uint64_t)dataSize)) goto nomem; /* dataSize */
+    if (dev != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(CUdeviceptr), &n_dev)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dev, n_dev)) goto nomem; /* dev */
+    if (len != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(size_t), &n_len)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, len, n_len)) goto nomem; /* len */
+    if (data != NULL) {
+        n_data = (uint64_t)(dataSize);
+    }
+    if (!apigen_put_u8(call_.wr, data != NULL)) goto nomem; /* data */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaReadSpans(dev=%#llx, len=%#llx, n=%llu, data=%#llx, dataSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dev, (unsigned long long)(uintptr_t)len, (unsigned long long)n, (unsigned long long)(uintptr_t)data, (unsigned long long)dataSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaStreamGetCaptureInfo: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps)
@@ -2086,6 +2149,77 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaStreamGetCaptureInfo(hStream=%#llx, ptsz=%llu, status=%#llx, id=%#llx, graph=%#llx, deps=%#llx, edges=%#llx, cap=%llu, numDeps=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)ptsz, (unsigned long long)(uintptr_t)status, (unsigned long long)(uintptr_t)id, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)deps, (unsigned long long)(uintptr_t)edges, (unsigned long long)cap, (unsigned long long)(uintptr_t)numDeps, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaWriteSpans: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaWriteSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, const void *data, size_t dataSize, unsigned int flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dev = 0;
+    uint64_t n_len = 0;
+    uint64_t n_data = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaWriteSpans))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
+    if (!apigen_put_u64(call_.wr, (uint64_t)dataSize)) goto nomem; /* dataSize */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (dev != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(CUdeviceptr), &n_dev)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dev, n_dev)) goto nomem; /* dev */
+    if (len != NULL) {
+        if (!apigen_mul_size((uint64_t)(n), sizeof(size_t), &n_len)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, len, n_len)) goto nomem; /* len */
+    if (data != NULL) {
+        n_data = (uint64_t)(dataSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, data, n_data)) goto nomem; /* data */
+    if ((flags & APIGEN_CUDA_SPANS_SYNC) == 0) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaWriteSpans(dev=%#llx, len=%#llx, n=%llu, data=%#llx, dataSize=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dev, (unsigned long long)(uintptr_t)len, (unsigned long long)n, (unsigned long long)(uintptr_t)data, (unsigned long long)dataSize, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -30342,7 +30476,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[530] = {
+static const char *const call_names_[532] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -30371,7 +30505,9 @@ static const char *const call_names_[530] = {
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
+    [CUDA_CALL_apigenCudaReadSpans] = "apigenCudaReadSpans",
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
+    [CUDA_CALL_apigenCudaWriteSpans] = "apigenCudaWriteSpans",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
     [CUDA_CALL_cuArray3DCreate_v2] = "cuArray3DCreate_v2",
     [CUDA_CALL_cuArray3DGetDescriptor] = "cuArray3DGetDescriptor",

@@ -212,6 +212,17 @@ CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CUcontext srcCon
 CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream,
                                unsigned int flags);
 
+/* The twins' spans (runtime/twin.c, managed.c, host_spans.c): n device
+ * ranges of the client moved in one request, their bytes back to back in
+ * data (dataSize: the ranges' sum). A write is queued like a launch (its
+ * error comes at the thread's next synchronizing call) unless
+ * APIGEN_CUDA_SPANS_SYNC: no context known current, or a capture was begun. */
+#define APIGEN_CUDA_SPANS_SYNC 1u
+CUresult apigenCudaWriteSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n,
+                              const void *data, size_t dataSize, unsigned int flags);
+CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data,
+                             size_t dataSize);
+
 /* The driver's private CONTEXT_IDENTITY table (export_tables.c, host_private.c):
  * entries cuBLAS and cuDNN call with handles and values only, which the
  * server calls on its own driver's table. [51] gives a stream's object (the

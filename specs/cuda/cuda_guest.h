@@ -121,5 +121,9 @@ int apigen_cuda_captured_ever(void);
 /* queue_check.c: between on and off, the thread's host-to-device copies
  * are the stub's own (pushes, twins) and never queued (nests) */
 void apigen_cuda_own_copies(bool on);
+/* queue_check.c: whether a copy this thread makes now may be queued, as far
+ * as the thread's state says (a context current, not the stub's own copy,
+ * no capture ever begun); the twins' spans ask it (managed.c) */
+bool cuda_may_queue_own(void);
 
 #endif

@@ -45,24 +45,29 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
 }
 
 /* Mapped registrations of the application's memory (host_mem.c): the
- * runtime's twins, moved at the same calls as managed memory. A push's
- * spans are queued like the launch they precede where cuMemcpyHtoD_v2 may
- * be (queue_check.c: a context current, no capture, a destination the guest
- * vouches for), so a changed twin costs no round trip; its error then comes
- * at the thread's next synchronizing call. A pull is one copy per span: one
- * request for all of them needs a call of its own in the spec (its wire,
- * hence the driver recordings, change: left for a session with a GPU). */
+ * runtime's twins, moved at the same calls as managed memory, every twin's
+ * spans in one request (host_spans.c; NCCL keeps a dozen mapped blocks). A
+ * push is queued like the launch it precedes where a copy may be
+ * (queue_check.c: a context current, no capture), so a changed twin costs
+ * no round trip; its error then comes at the thread's next synchronizing
+ * call. A sync's pull is one round trip however many twins are stale. One
+ * span alone takes the copy's own path (streamed when large). */
 static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
-    unsigned char *b = buf;
-    for (unsigned i = 0; i < n; b += span[i].len, i++) {
-        CUdeviceptr dev = (CUdeviceptr)span[i].dev;
-        CUresult e = to_device ? cuda_fwd_cuMemcpyHtoD_v2(dev, b, span[i].len)
-                               : cuda_fwd_cuMemcpyDtoH_v2(b, dev, span[i].len);
-        if (e != CUDA_SUCCESS) return (int)e;
+    if (n == 1)
+        return (int)(to_device ? cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)span->dev, buf, span->len)
+                               : cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)span->dev, span->len));
+    CUdeviceptr dev[APIGEN_TWIN_SPANS];
+    size_t len[APIGEN_TWIN_SPANS], total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        dev[i] = (CUdeviceptr)span[i].dev;
+        len[i] = span[i].len;
+        total += len[i];
     }
-    return 0;
+    if (!to_device) return (int)apigenCudaReadSpans(dev, len, n, buf, total);
+    unsigned flags = cuda_may_queue_own() ? 0u : APIGEN_CUDA_SPANS_SYNC;
+    return (int)apigenCudaWriteSpans(dev, len, n, buf, total, flags);
 }
 static CUresult twin_err(int r)
 {

@@ -40,12 +40,17 @@ void apigen_cuda_own_copies(bool on)
         own_--;
 }
 
-bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+/* The conditions that do not depend on the copy: also the twins' spans'
+ * (managed.c, apigenCudaWriteSpans' flags). */
+bool cuda_may_queue_own(void)
 {
     uint64_t ctx = 0;
-    if (own_ || !srcHost || !ByteCount || !apigen_tstate_get(&cuda_api, 0, &ctx) || !ctx ||
-        apigen_cuda_captured_ever())
-        return false;
+    return !own_ && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_captured_ever();
+}
+
+bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+    if (!srcHost || !ByteCount || !cuda_may_queue_own()) return false;
     if (apigen_arena_owns(srcHost) || apigen_arena_owns((const char *)srcHost + ByteCount - 1))
         return false;
     return !apigen_mirror_find((uint64_t)dstDevice, NULL, NULL) &&

@@ -64,7 +64,7 @@ nvcc -ptx -arch=compute_75 -o "$build/kernels.ptx" tests/cuda/driver/kernels.cu 
     { cat "$build/ptx.log"; exit 1; }
 S=specs/cuda
 guest_srcs=$(sed -n 's/^  sources: \[\(.*\)\]$/\1/p' specs/cuda.yaml | tr -d ' ' | tr ',' ' ' | sed 's|cuda/||g')
-host_srcs="host.c host_fn.c host_copy.c host_capture.c host_arena.c host_shareable.c host_private.c"
+host_srcs="host.c host_fn.c host_copy.c host_capture.c host_arena.c host_shareable.c host_private.c host_spans.c"
 strict="-Werror=implicit-function-declaration -Wno-deprecated-declarations"
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-driver11.XXXXXX")

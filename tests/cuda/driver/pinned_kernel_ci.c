@@ -77,9 +77,11 @@ static void copies_and_sets(int *h)
 /* several mapped blocks, each reached only through a pointer kept in device
  * memory (NCCL keeps a dozen): the host writes all of them, one kernel per
  * block follows its pointer, one synchronization brings every change back.
- * Over tcp:// what the host wrote goes to their twins queued, before the
- * first launch, without a round trip (fake_diff.sh's FAKE_DIFF_TRIPS counts
- * them between the MARK lines). */
+ * Every other block is larger than a slab's blocks (64 KiB), so it lies
+ * alone. Over tcp:// what the host wrote goes to their twins in one queued
+ * request, before the first launch, and the synchronization brings them
+ * all back in one round trip (fake_diff.sh's FAKE_DIFF_TRIPS counts them
+ * between the MARK lines). */
 static void many_mapped(void)
 {
     enum { K = 6 };
@@ -87,7 +89,7 @@ static void many_mapped(void)
     CUdeviceptr slots = 0;
     CUresult e = cuMemAlloc(&slots, sizeof blk);
     for (int i = 0; i < K && !e; i++)
-        e = cuMemHostAlloc((void **)&blk[i], 4096, CU_MEMHOSTALLOC_DEVICEMAP);
+        e = cuMemHostAlloc((void **)&blk[i], i % 2 ? 128 << 10 : 4096, CU_MEMHOSTALLOC_DEVICEMAP);
     if (!e) e = cuMemcpyHtoD(slots, blk, sizeof blk);
     if (!e) e = cuCtxSynchronize();
     fprintf(stderr, "MARK many begin\n");
