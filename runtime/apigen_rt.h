@@ -1141,6 +1141,26 @@ int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirro
  * only a synchronization of everything (APIGEN_SYNC_ALL) clears. */
 void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
 
+/* ---- page digests (pages.c): moving only the pages that differ
+ * A side that holds bytes of n spans (back to back, span i len[i] bytes)
+ * digests them, 16 bytes per 4 KiB page (the last page of a span shorter):
+ * apigen_pages_digest writes apigen_pages_count(len, n) digests. The side
+ * that holds the current bytes packs a reply in place: given reply = a
+ * bitmap of (pages + 7) / 8 bytes followed by the spans' current bytes back
+ * to back, apigen_pages_pack sets one bit per page whose bytes differ from
+ * the digest, moves those pages to follow the bitmap and returns the
+ * reply's length. apigen_pages_unpack writes the reply's pages over the
+ * bytes the digests were made of: 0, or -1 when the reply does not match
+ * the spans (the bytes are then partly written). */
+#define APIGEN_PAGE ((size_t)4096)
+typedef struct apigen_page_digest {
+    unsigned char b[16];
+} apigen_page_digest;
+size_t apigen_pages_count(const size_t *len, unsigned n);
+void apigen_pages_digest(const void *bytes, const size_t *len, unsigned n, apigen_page_digest *out);
+size_t apigen_pages_pack(void *reply, const size_t *len, unsigned n, const apigen_page_digest *known);
+int apigen_pages_unpack(void *bytes, const size_t *len, unsigned n, const void *reply, size_t used);
+
 /* ---- twins (twin.c): the application's memory a device allocation stands for
  * A range of the application's own memory (stack, heap: never taken over,
  * unlike a mirror) that a device allocation at dev stands for (an API that
@@ -1155,7 +1175,10 @@ void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
  * staleness. io moves n spans (1..APIGEN_TWIN_SPANS, of every range: one
  * call where an API can move them in one request) whose bytes lie back to
  * back in buf (4 MiB at most): to_device, buf's bytes to each span's dev;
- * else each span's device bytes into buf. io returns 0 or the API's
+ * else each span's device bytes into buf, which holds on entry what the
+ * twin copies hold there (the device's bytes at the last move; between
+ * merged spans zeros), so an io may move only the pages that differ
+ * (apigen_pages_*). io returns 0 or the API's
  * error, which stops the walk and is returned; APIGEN_TWIN_NO_MEMORY: the
  * runtime ran out of memory. apigen_twin_add: 0, EINVAL or ENOMEM.
  * apigen_twin_remove reads back a stale range first and gives the

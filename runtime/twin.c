@@ -144,18 +144,19 @@ static int pull_merged(batch *b)
     }
     if (nm == n || total > BLOCK) /* nothing merged (or too much between): as they are */
         return b->io(b->span, n, b->buf, false, b->user);
-    unsigned char *tmp = malloc(total);
+    unsigned char *tmp = calloc(1, total); /* zeros between the spans: bytes no twin holds */
     if (!tmp) return APIGEN_TWIN_NO_MEMORY;
-    int r = b->io(m, nm, tmp, false, b->user);
-    if (!r) {
-        size_t moff[APIGEN_TWIN_SPANS], off = 0;
-        for (unsigned j = 0; j < nm; j++) moff[j] = off, off += m[j].len;
-        off = 0;
-        for (unsigned i = 0; i < n; off += b->span[i].len, i++) {
-            const apigen_twin_span *in_m = &m[in[i]];
-            memcpy(b->buf + off, tmp + moff[in[i]] + (b->span[i].dev - in_m->dev), b->span[i].len);
-        }
+    size_t moff[APIGEN_TWIN_SPANS], off = 0, where[APIGEN_TWIN_SPANS];
+    for (unsigned j = 0; j < nm; j++) moff[j] = off, off += m[j].len;
+    off = 0;
+    for (unsigned i = 0; i < n; off += b->span[i].len, i++) {
+        where[i] = moff[in[i]] + (b->span[i].dev - m[in[i]].dev);
+        memcpy(tmp + where[i], b->buf + off, b->span[i].len);
     }
+    int r = b->io(m, nm, tmp, false, b->user);
+    off = 0;
+    for (unsigned i = 0; i < n && !r; off += b->span[i].len, i++)
+        memcpy(b->buf + off, tmp + where[i], b->span[i].len);
     free(tmp);
     return r;
 }
@@ -244,6 +245,7 @@ static int pull_one(twin *t, batch *b)
         size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
         int r = batch_add(b, t->dev + i, n, t->copy + i, t->host + i, t->region);
         if (r) return r;
+        memcpy(b->buf + b->fill - n, t->copy + i, n); /* what io may compare against */
     }
     return 0;
 }

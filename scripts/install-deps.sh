@@ -14,8 +14,9 @@ $SUDO apt-get install -y --no-install-recommends \
     pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo \
     libssl-dev openssl libucx-dev \
     python3 python3-pip unzip \
-    libzstd-dev
+    libzstd-dev libxxhash-dev
 # libzstd-dev: the library docs/tutorial.md forwards (its test, tutorial.commands).
+# libxxhash-dev: xxhash.h, the runtime's page digests (runtime/pages.c).
 # BENCH=1: also gnuplot, which bench/plot.sh uses to draw apigen-bench --sweep
 # data (copy bandwidth against size); nothing in the build or the tests needs it.
 if [ "${BENCH:-0}" = 1 ]; then

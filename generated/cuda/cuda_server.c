@@ -26,7 +26,7 @@ CUresult cuda_host_memcpy_arena(apigen_call_ctx *cx, CUdeviceptr dev, uint64_t h
 CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
 CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
-CUresult cuda_host_read_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data, size_t dataSize); /* hand-written, in the spec's sources: wraps apigenCudaReadSpans */
+CUresult cuda_host_read_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len, unsigned int n, const void *known, size_t knownSize, void *data, size_t dataSize, size_t *dataUsed); /* hand-written, in the spec's sources: wraps apigenCudaReadSpans */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_write_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len, unsigned int n, const void *data, size_t dataSize, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaWriteSpans */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
@@ -2125,10 +2125,14 @@ static void h_apigenCudaReadSpans(apigen_call_ctx *cx)
     const CUdeviceptr *dev = {0};
     const size_t *len = {0};
     unsigned int n = {0};
+    const void *known = {0};
+    size_t knownSize = {0};
     void *data = {0};
     size_t dataSize = {0};
+    size_t *dataUsed = {0};
     CUresult ret_;
     uint32_t v_n;
+    uint64_t v_knownSize;
     uint64_t v_dataSize;
     const void *b_dev = NULL;
     uint64_t l_dev = 0;
@@ -2136,12 +2140,20 @@ static void h_apigenCudaReadSpans(apigen_call_ctx *cx)
     const void *b_len = NULL;
     uint64_t l_len = 0;
     uint64_t n_len = 0;
+    const void *b_known = NULL;
+    uint64_t l_known = 0;
+    uint64_t n_known = 0;
     uint8_t p_data = 0;
     uint64_t n_data = 0;
+    uint8_t p_dataUsed = 0;
+    uint64_t n_dataUsed = 0;
     int ok_;
     uint64_t k_;
+    uint64_t v_;
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (unsigned int)v_n;
+    if (!apigen_get_u64(cx->rd, &v_knownSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "knownSize"); return; }
+    knownSize = (size_t)v_knownSize;
     if (!apigen_get_u64(cx->rd, &v_dataSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dataSize"); return; }
     dataSize = (size_t)v_dataSize;
     if (!apigen_get_opt_bytes(cx->rd, &b_dev, &l_dev, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
@@ -2156,20 +2168,38 @@ static void h_apigenCudaReadSpans(apigen_call_ctx *cx)
         if (l_len != n_len) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
         len = (const size_t *)b_len;
     }
+    if (!apigen_get_opt_bytes(cx->rd, &b_known, &l_known, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "known"); return; }
+    if (b_known != NULL) {
+        n_known = (uint64_t)(knownSize);
+        if (l_known != n_known) { apigen_reject(cx, APIGEN_BAD_ARGS, "known"); return; }
+        known = (const void *)b_known;
+    }
     if (!apigen_get_u8(cx->rd, &p_data)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
     if (p_data) {
         n_data = (uint64_t)(dataSize);
         data = apigen_scratch(cx, n_data, 1);
         if (data == NULL) return;
     }
+    if (!apigen_get_u8(cx->rd, &p_dataUsed)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dataUsed"); return; }
+    if (p_dataUsed) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_dataUsed)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dataUsed"); return; }
+        dataUsed = apigen_scratch(cx, n_dataUsed, 1);
+        if (dataUsed == NULL) return;
+    }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuda_host_read_spans(cx, dev, len, n, data, dataSize);
+    ret_ = cuda_host_read_spans(cx, dev, len, n, known, knownSize, data, dataSize, dataUsed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_data) { /* data */
         k_ = ok_ ? n_data : 0;
+        if (dataUsed != NULL && apigen_mul_size((uint64_t)(*dataUsed), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
         if (!apigen_put_bytes_ref(cx->wr, data, k_)) return;
+    }
+    if (p_dataUsed) { /* dataUsed */
+        k_ = ok_ ? n_dataUsed : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dataUsed, k_)) return;
     }
 }
 

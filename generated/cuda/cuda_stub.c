@@ -1991,7 +1991,7 @@ done:
 
 /* apigenCudaReadSpans: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data, size_t dataSize)
+APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, const void *known, size_t knownSize, void *data, size_t dataSize, size_t *dataUsed)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1999,10 +1999,13 @@ APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t 
     CUresult ret_ = {0};
     uint64_t n_dev = 0;
     uint64_t n_len = 0;
+    uint64_t n_known = 0;
     uint64_t n_data = 0;
+    uint64_t n_dataUsed = 0;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaReadSpans))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
+    if (!apigen_put_u64(call_.wr, (uint64_t)knownSize)) goto nomem; /* knownSize */
     if (!apigen_put_u64(call_.wr, (uint64_t)dataSize)) goto nomem; /* dataSize */
     if (dev != NULL) {
         if (!apigen_mul_size((uint64_t)(n), sizeof(CUdeviceptr), &n_dev)) goto badargs;
@@ -2012,10 +2015,18 @@ APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t 
         if (!apigen_mul_size((uint64_t)(n), sizeof(size_t), &n_len)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, len, n_len)) goto nomem; /* len */
+    if (known != NULL) {
+        n_known = (uint64_t)(knownSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, known, n_known)) goto nomem; /* known */
     if (data != NULL) {
         n_data = (uint64_t)(dataSize);
     }
     if (!apigen_put_u8(call_.wr, data != NULL)) goto nomem; /* data */
+    if (dataUsed != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_dataUsed)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, dataUsed != NULL)) goto nomem; /* dataUsed */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2025,6 +2036,7 @@ APIGEN_HIDDEN CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t 
         ret_ = (CUresult)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    if (dataUsed != NULL && !apigen_get_into(&call_.rd, dataUsed, n_dataUsed, NULL)) goto bad; /* dataUsed */
     if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -2047,7 +2059,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("apigenCudaReadSpans(dev=%#llx, len=%#llx, n=%llu, data=%#llx, dataSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dev, (unsigned long long)(uintptr_t)len, (unsigned long long)n, (unsigned long long)(uintptr_t)data, (unsigned long long)dataSize, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("apigenCudaReadSpans(dev=%#llx, len=%#llx, n=%llu, known=%#llx, knownSize=%llu, data=%#llx, dataSize=%llu, dataUsed=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dev, (unsigned long long)(uintptr_t)len, (unsigned long long)n, (unsigned long long)(uintptr_t)known, (unsigned long long)knownSize, (unsigned long long)(uintptr_t)data, (unsigned long long)dataSize, (unsigned long long)(uintptr_t)dataUsed, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -7733,6 +7745,7 @@ APIGEN_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pi = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuFuncGetAttribute, srv_))
@@ -7743,7 +7756,7 @@ APIGEN_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_pi)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pi != NULL)) goto nomem; /* pi */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (true), &cached_, "functions"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -7752,6 +7765,8 @@ APIGEN_EXPORT CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, 
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -7774,7 +7789,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuFuncGetAttribute(pi=%#llx, attrib=%llu, hfunc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (unsigned long long)(uintptr_t)hfunc, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuFuncGetAttribute(pi=%#llx, attrib=%llu, hfunc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (unsigned long long)(uintptr_t)hfunc, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -13063,6 +13078,7 @@ APIGEN_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pi = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)kernel); /* kernel */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuKernelGetAttribute, srv_))
@@ -13074,7 +13090,7 @@ APIGEN_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_pi)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pi != NULL)) goto nomem; /* pi */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached_group(&call_, (true), &cached_, "functions"); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -13083,6 +13099,8 @@ APIGEN_EXPORT CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -13105,7 +13123,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuKernelGetAttribute(pi=%#llx, attrib=%llu, kernel=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (unsigned long long)(uintptr_t)kernel, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuKernelGetAttribute(pi=%#llx, attrib=%llu, kernel=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (unsigned long long)(uintptr_t)kernel, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0x1c4fee5186ac35db)
+#define CUDA_FINGERPRINT UINT64_C(0xfb55ce79e82f87f7)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -216,12 +216,18 @@ CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount,
  * ranges of the client moved in one request, their bytes back to back in
  * data (dataSize: the ranges' sum). A write is queued like a launch (its
  * error comes at the thread's next synchronizing call) unless
- * APIGEN_CUDA_SPANS_SYNC: no context known current, or a capture was begun. */
+ * APIGEN_CUDA_SPANS_SYNC: no context known current, or a capture was begun.
+ * A read given the guest's page digests of the ranges (known, knownSize:
+ * 16 bytes a page, runtime/pages.c) answers only the pages that differ:
+ * data is then a bitmap of the pages followed by those pages (dataSize:
+ * the bitmap's and the ranges' sum; *dataUsed: what came back); without
+ * digests (knownSize 0), the ranges' bytes. */
 #define APIGEN_CUDA_SPANS_SYNC 1u
 CUresult apigenCudaWriteSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n,
                               const void *data, size_t dataSize, unsigned int flags);
-CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n, void *data,
-                             size_t dataSize);
+CUresult apigenCudaReadSpans(const CUdeviceptr *dev, const size_t *len, unsigned int n,
+                             const void *known, size_t knownSize, void *data, size_t dataSize,
+                             size_t *dataUsed);
 
 /* The driver's private CONTEXT_IDENTITY table (export_tables.c, host_private.c):
  * entries cuBLAS and cuDNN call with handles and values only, which the

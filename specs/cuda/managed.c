@@ -50,14 +50,13 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
  * push is queued like the launch it precedes where a copy may be
  * (queue_check.c: a context current, no capture), so a changed twin costs
  * no round trip; its error then comes at the thread's next synchronizing
- * call. A sync's pull is one round trip however many twins are stale. One
- * span alone takes the copy's own path (streamed when large). */
-static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
+ * call. A sync's pull is one round trip however many twins are stale, and
+ * brings back only the pages that differ from what the twins hold (buf, on
+ * entry; runtime/pages.c): NCCL's 1 MiB work FIFO, which the device only
+ * reads, costs its digests (4 KiB) instead of its bytes at every
+ * synchronization. A push of one span takes the copy's own path. */
+static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
 {
-    (void)user;
-    if (n == 1)
-        return (int)(to_device ? cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)span->dev, buf, span->len)
-                               : cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)span->dev, span->len));
     CUdeviceptr dev[APIGEN_TWIN_SPANS];
     size_t len[APIGEN_TWIN_SPANS], total = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -65,7 +64,36 @@ static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_
         len[i] = span[i].len;
         total += len[i];
     }
-    if (!to_device) return (int)apigenCudaReadSpans(dev, len, n, buf, total);
+    size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8, used = 0;
+    apigen_page_digest *known = malloc(pages * sizeof *known);
+    unsigned char *reply = malloc(map + total);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (known && reply) {
+        apigen_pages_digest(buf, len, n, known);
+        e = apigenCudaReadSpans(dev, len, n, known, pages * sizeof *known, reply, map + total, &used);
+        if (e == CUDA_SUCCESS && apigen_pages_unpack(buf, len, n, reply, used)) {
+            apigen_log("twins: the server's answer to a read of %u span(s) (%zu bytes) does not "
+                       "match their pages: CUDA_ERROR_UNKNOWN", n, used);
+            e = CUDA_ERROR_UNKNOWN;
+        }
+    }
+    free(known);
+    free(reply);
+    return (int)e;
+}
+
+static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
+{
+    (void)user;
+    if (!to_device) return twin_pull(span, n, buf);
+    if (n == 1) return (int)cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)span->dev, buf, span->len);
+    CUdeviceptr dev[APIGEN_TWIN_SPANS];
+    size_t len[APIGEN_TWIN_SPANS], total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        dev[i] = (CUdeviceptr)span[i].dev;
+        len[i] = span[i].len;
+        total += len[i];
+    }
     unsigned flags = cuda_may_queue_own() ? 0u : APIGEN_CUDA_SPANS_SYNC;
     return (int)apigenCudaWriteSpans(dev, len, n, buf, total, flags);
 }

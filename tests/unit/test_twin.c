@@ -7,6 +7,9 @@
  * sync of everything; the spans of many twins share io calls (64 each, 4
  * MiB at most); read-only ranges never come back; remove brings back
  * a stale range and hands back the allocation; io errors stop and return;
+ * a pull's io finds in buf what the twins hold (io and pl_io move only the
+ * pages that differ from it, runtime/pages.c: a wrong buf would write
+ * wrong bytes into the ranges);
  * no range: nothing is called. apigen_twin_translate gives a kernel's
  * parameters the twin's address for 8-byte words inside a twin (or a range
  * make adds), leaves every other word; apigen_twin_forget_all drops every
@@ -38,7 +41,34 @@ static const uint64_t DEV = 0x7000000000ull;
 static size_t to_dev_, from_dev_, calls_, spans_;
 static int fail_with_;
 
-/* the spans' bytes back to back in buf, as twin.c promises */
+/* A pull as an API that moves only the pages that differ makes it
+ * (specs/cuda/managed.c, runtime/pages.c): buf holds on entry what the
+ * twins hold, the "device" side (mem, at base) answers the pages whose
+ * bytes differ from their digests. paged_bytes_: the pages' bytes moved. */
+static size_t paged_bytes_;
+static int pull_paged(const apigen_twin_span *span, unsigned n, unsigned char *buf,
+                      const unsigned char *mem, uint64_t base)
+{
+    size_t len[APIGEN_TWIN_SPANS] = {0}, total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        len[i] = span[i].len;
+        total += len[i];
+    }
+    size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8;
+    apigen_page_digest *known = malloc(pages * sizeof *known);
+    unsigned char *reply = malloc(map + total), *b = reply + map;
+    apigen_pages_digest(buf, len, n, known);
+    for (unsigned i = 0; i < n; b += len[i], i++) memcpy(b, mem + (span[i].dev - base), len[i]);
+    size_t used = apigen_pages_pack(reply, len, n, known);
+    paged_bytes_ += used - map;
+    int r = apigen_pages_unpack(buf, len, n, reply, used);
+    free(known);
+    free(reply);
+    return r ? 96 : 0;
+}
+
+/* the spans' bytes back to back in buf, as twin.c promises; pulls move
+ * only the pages that differ from what buf holds on entry */
 static int io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
@@ -53,11 +83,12 @@ static int io(const apigen_twin_span *span, unsigned n, void *buf, bool to_devic
         size_t len = span[i].len;
         if (dev < DEV || dev + len > DEV + N) return 99;
         if (to_device) memcpy(dev_ + (dev - DEV), b, len), to_dev_ += len;
-        else memcpy(b, dev_ + (dev - DEV), len), from_dev_ += len;
+        else from_dev_ += len;
         b += len;
         total += len;
     }
-    return total > ((size_t)4 << 20) ? 97 : 0;
+    if (total > ((size_t)4 << 20)) return 97;
+    return to_device ? 0 : pull_paged(span, n, buf, dev_, DEV);
 }
 
 /* apigen_twin_make: adds the twin of [mk_base, mk_base + 4096) when asked
@@ -123,11 +154,9 @@ static int pl_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_de
     unsigned char *b = buf;
     for (unsigned i = 0; i < n; b += span[i].len, i++) {
         if (span[i].dev < pl_base || span[i].dev + span[i].len > pl_base + PL_REGION) return 99;
-        unsigned char *d = pl_mem + (span[i].dev - pl_base);
-        if (to_device) memcpy(d, b, span[i].len);
-        else memcpy(b, d, span[i].len);
+        if (to_device) memcpy(pl_mem + (span[i].dev - pl_base), b, span[i].len);
     }
-    return 0;
+    return to_device ? 0 : pull_paged(span, n, buf, pl_mem, pl_base);
 }
 
 static void test_place(void)
@@ -268,9 +297,10 @@ int main(void)
     /* still stale: the device writes E in the third block, a later sync sees
      * it (three blocks: two full 4 MiB calls, then the last) */
     memset(dev_ + (8u << 20) + 5, 0xee, 3);
-    from_dev_ = calls_ = 0;
+    from_dev_ = calls_ = paged_bytes_ = 0;
     CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == N && calls_ == 3);
     CHECK(all(host + (8u << 20) + 5, 3, 0xee));
+    CHECK(paged_bytes_ == APIGEN_PAGE); /* E's page alone came back */
     /* synchronized everything: no longer stale, nothing comes back */
     from_dev_ = 0;
     CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == 0);

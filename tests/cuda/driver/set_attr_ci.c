@@ -5,7 +5,9 @@
  * guest (marked "kept"): a repeat of a successful set is kept; a set through
  * the kernel's CUfunction, a failed set and the library's unload make the
  * next one go to the driver, whose answer (and the attribute it reads back)
- * must be the native one. */
+ * must be the native one. The attribute asked twice in a row: the second
+ * answer is the guest's (6 of each kind), and every first one after a set
+ * the driver's, the value native. */
 #include <stdio.h>
 
 #include <cuda.h>
@@ -26,9 +28,11 @@ static void show(const char *what, CUkernel k, CUfunction f, CUdevice d)
     CUresult ke = cuKernelGetAttribute(&kv, max_dyn, k, d),
              fe = cuFuncGetAttribute(&fv, max_dyn, f);
     CUresult oe = cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 65536);
+    int kv2 = -1, fv2 = -1; /* asked again: answered in the guest (cache group functions) */
+    CUresult ke2 = cuKernelGetAttribute(&kv2, max_dyn, k, d), fe2 = cuFuncGetAttribute(&fv2, max_dyn, f);
     printf("  %s: kernel's limit %d (%d), function's %d (%d), 128 threads with 64 KiB: %d blocks "
-           "(%d)\n",
-           what, kv, (int)ke, fv, (int)fe, blocks, (int)oe);
+           "(%d); again %d (%d), %d (%d)\n",
+           what, kv, (int)ke, fv, (int)fe, blocks, (int)oe, kv2, (int)ke2, fv2, (int)fe2);
 }
 
 int main(void)
