@@ -11,22 +11,40 @@
 #include "apigen_rt.h"
 #include "cuda_wire.h"
 
-static bool spans_ok(apigen_call_ctx *cx, const char *fn, const CUdeviceptr *dev, const size_t *len,
-                     unsigned int n, size_t dataSize)
+/* Each range the client's device memory (checked as a copy's would be),
+ * their sum in *total: false (logged) otherwise. Any pointer may come as
+ * NULL off the wire. */
+static bool ranges_ok(apigen_call_ctx *cx, const CUdeviceptr *dev, const size_t *len,
+                      unsigned int n, uint64_t *total)
 {
-    uint64_t total = 0;
+    *total = 0;
+    if (n && (!dev || !len)) {
+        apigen_log("twins' spans: %u ranges without their addresses or lengths: refused "
+                   "(CUDA_ERROR_INVALID_VALUE)",
+                   n);
+        return false;
+    }
     for (unsigned int i = 0; i < n; i++) {
         if (!apigen_dev_check(cx, (uint64_t)dev[i], (uint64_t)len[i], true, "dev"))
             return false;
-        total += len[i];
-        if (total > dataSize)
-            break;
+        if (*total + len[i] < *total) {
+            apigen_log("twins' spans: %u ranges of more than 2^64 bytes: refused "
+                       "(CUDA_ERROR_INVALID_VALUE)",
+                       n);
+            return false;
+        }
+        *total += len[i];
     }
-    if (total == dataSize)
+    return true;
+}
+
+/* what, of got bytes at p, is what the ranges need (want) */
+static bool sized(const char *fn, const char *what, uint64_t want, const void *p, size_t got)
+{
+    if (want == got && (p || !got))
         return true;
-    apigen_log("%s: %u ranges of %llu bytes or more, but %zu bytes of data: refused "
-               "(CUDA_ERROR_INVALID_VALUE)",
-               fn, n, (unsigned long long)total, dataSize);
+    apigen_log("%s: %s of %zu bytes where the ranges need %llu: refused (CUDA_ERROR_INVALID_VALUE)",
+               fn, what, got, (unsigned long long)want);
     return false;
 }
 
@@ -35,7 +53,9 @@ CUresult cuda_host_write_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, cons
                                unsigned int flags)
 {
     (void)flags; /* how the guest sent it */
-    if (!spans_ok(cx, "apigenCudaWriteSpans", dev, len, n, dataSize))
+    uint64_t total;
+    if (!ranges_ok(cx, dev, len, n, &total) ||
+        !sized("apigenCudaWriteSpans", "data", total, data, dataSize))
         return CUDA_ERROR_INVALID_VALUE;
     const unsigned char *b = data;
     for (unsigned int i = 0; i < n; b += len[i], i++) {
@@ -50,15 +70,14 @@ CUresult cuda_host_read_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const
                               unsigned int n, const void *known, size_t knownSize, void *data,
                               size_t dataSize, size_t *dataUsed)
 {
+    uint64_t total;
+    if (!dataUsed || !ranges_ok(cx, dev, len, n, &total))
+        return CUDA_ERROR_INVALID_VALUE;
     *dataUsed = 0;
     size_t pages = apigen_pages_count(len, n), map = knownSize ? (pages + 7) / 8 : 0;
-    if (knownSize && knownSize != pages * sizeof(apigen_page_digest)) {
-        apigen_log("apigenCudaReadSpans: %zu bytes of page digests for %zu pages: refused "
-                   "(CUDA_ERROR_INVALID_VALUE)",
-                   knownSize, pages);
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (dataSize < map || !spans_ok(cx, "apigenCudaReadSpans", dev, len, n, dataSize - map))
+    if ((knownSize && !sized("apigenCudaReadSpans", "page digests",
+                             (uint64_t)pages * sizeof(apigen_page_digest), known, knownSize)) ||
+        !sized("apigenCudaReadSpans", "data", map + total, data, dataSize))
         return CUDA_ERROR_INVALID_VALUE;
     unsigned char *b = (unsigned char *)data + map;
     for (unsigned int i = 0; i < n; b += len[i], i++) {

@@ -55,15 +55,21 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
  * entry; runtime/pages.c): NCCL's 1 MiB work FIFO, which the device only
  * reads, costs its digests (4 KiB) instead of its bytes at every
  * synchronization. A push of one span takes the copy's own path. */
-static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
+static size_t twin_split(const apigen_twin_span *span, unsigned n, CUdeviceptr *dev, size_t *len)
 {
-    CUdeviceptr dev[APIGEN_TWIN_SPANS];
-    size_t len[APIGEN_TWIN_SPANS], total = 0;
+    size_t total = 0;
     for (unsigned i = 0; i < n; i++) {
         dev[i] = (CUdeviceptr)span[i].dev;
         len[i] = span[i].len;
         total += len[i];
     }
+    return total;
+}
+
+static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
+{
+    CUdeviceptr dev[APIGEN_TWIN_SPANS];
+    size_t len[APIGEN_TWIN_SPANS], total = twin_split(span, n, dev, len);
     size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8, used = 0;
     apigen_page_digest *known = malloc(pages * sizeof *known);
     unsigned char *reply = malloc(map + total);
@@ -88,12 +94,7 @@ static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_
     if (!to_device) return twin_pull(span, n, buf);
     if (n == 1) return (int)cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)span->dev, buf, span->len);
     CUdeviceptr dev[APIGEN_TWIN_SPANS];
-    size_t len[APIGEN_TWIN_SPANS], total = 0;
-    for (unsigned i = 0; i < n; i++) {
-        dev[i] = (CUdeviceptr)span[i].dev;
-        len[i] = span[i].len;
-        total += len[i];
-    }
+    size_t len[APIGEN_TWIN_SPANS], total = twin_split(span, n, dev, len);
     unsigned flags = cuda_may_queue_own() ? 0u : APIGEN_CUDA_SPANS_SYNC;
     return (int)apigenCudaWriteSpans(dev, len, n, buf, total, flags);
 }
