@@ -1145,10 +1145,10 @@ void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
  * A side that holds bytes of n spans (back to back, span i len[i] bytes)
  * digests them, 16 bytes per 4 KiB page (the last page of a span shorter):
  * apigen_pages_digest writes apigen_pages_count(len, n) digests. The side
- * that holds the current bytes packs a reply in place: given reply = a
- * bitmap of (pages + 7) / 8 bytes followed by the spans' current bytes back
- * to back, apigen_pages_pack sets one bit per page whose bytes differ from
- * the digest, moves those pages to follow the bitmap and returns the
+ * that holds the current bytes (now, back to back; NULL: they follow the
+ * bitmap in reply already) packs a reply: a bitmap of (pages + 7) / 8 bytes,
+ * one bit per page whose bytes differ from its digest, then those pages
+ * (reply must hold the bitmap and every byte); apigen_pages_pack returns the
  * reply's length. apigen_pages_unpack writes the reply's pages over the
  * bytes the digests were made of: 0, or -1 when the reply does not match
  * the spans (the bytes are then partly written). */
@@ -1158,7 +1158,8 @@ typedef struct apigen_page_digest {
 } apigen_page_digest;
 size_t apigen_pages_count(const size_t *len, unsigned n);
 void apigen_pages_digest(const void *bytes, const size_t *len, unsigned n, apigen_page_digest *out);
-size_t apigen_pages_pack(void *reply, const size_t *len, unsigned n, const apigen_page_digest *known);
+size_t apigen_pages_pack(void *reply, const void *now, const size_t *len, unsigned n,
+                         const apigen_page_digest *known);
 int apigen_pages_unpack(void *bytes, const size_t *len, unsigned n, const void *reply, size_t used);
 
 /* ---- twins (twin.c): the application's memory a device allocation stands for

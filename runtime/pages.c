@@ -31,11 +31,12 @@ void apigen_pages_digest(const void *bytes, const size_t *len, unsigned n, apige
         }
 }
 
-size_t apigen_pages_pack(void *reply, const size_t *len, unsigned n,
+size_t apigen_pages_pack(void *reply, const void *now, const size_t *len, unsigned n,
                          const apigen_page_digest *known)
 {
     size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8;
-    unsigned char *bitmap = reply, *from = bitmap + map, *to = from;
+    unsigned char *bitmap = reply, *to = bitmap + map;
+    const unsigned char *from = now ? now : to;
     memset(bitmap, 0, map);
     size_t p = 0;
     for (unsigned i = 0; i < n; i++)
@@ -46,7 +47,7 @@ size_t apigen_pages_pack(void *reply, const size_t *len, unsigned n,
             if (memcmp(&d, &known[p], sizeof d)) {
                 bitmap[p / 8] |= (unsigned char)(1u << (p % 8));
                 if (to != from)
-                    memmove(to, from, k); /* to <= from: forward compaction */
+                    memmove(to, from, k); /* in place: to <= from */
                 to += k;
             }
             from += k;

@@ -33,6 +33,7 @@ typedef struct stage_set {
     bool primary;           /* ctx is dev's primary context */
     atomic_bool dead;       /* ctx ended: the driver freed the blocks and events */
     stage_ahead *ahead;     /* blocks being pinned on a helper thread (ahead_start) */
+    CUstream rd;            /* the twins' reads (cuda_host_read_staged), made at need */
     struct stage_set *next; /* every live set: sets_ */
 } stage_set;
 
@@ -114,6 +115,8 @@ static void release(stage_set *s)
             break;
         }
     pthread_mutex_unlock(&sets_mu_);
+    if (!atomic_load(&s->dead) && s->rd)
+        (void)cuStreamDestroy_v2(s->rd);
     if (!atomic_load(&s->dead))
         for (int i = 0; i < NSTAGE; i++) {
             if (s->busy[i])
@@ -316,6 +319,43 @@ static CUresult record(stage_set *s, int i, CUresult e, CUstream stream)
         e = cuEventRecord(s->ev[i], stream);
     if (e == CUDA_SUCCESS)
         s->busy[i] = true;
+    return e;
+}
+
+/* The twins' reads (host_spans.c): n ranges of the client's device memory
+ * in the current context, total bytes in all (at most a chunk), copied
+ * into the thread's pinned block 0 on a non-blocking stream of the set's
+ * own: natively the host reads mapped memory as it is, while a copy on the
+ * legacy stream (cuMemcpyDtoH_v2) would wait for the work of every blocking
+ * stream of the context (a collective waiting for a late peer), and from
+ * pageable memory at a few GB/s. *out: the bytes back to back, until the
+ * thread's next copy. CUDA_ERROR_NOT_SUPPORTED: not here (no context, no
+ * pinned block, a range of another context): the caller copies plainly. */
+CUresult cuda_host_read_staged(const CUdeviceptr *dev, const size_t *len, unsigned n, size_t total,
+                               const void **out)
+{
+    stage_set *s = total <= STAGE_CHUNK ? stages(STAGE_CHUNK) : NULL;
+    if (!s)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    for (unsigned i = 0; i < n; i++) {
+        CUcontext owner = NULL;
+        if (len[i] && (cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, dev[i]) !=
+                           CUDA_SUCCESS ||
+                       owner != s->ctx))
+            return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (!s->rd && cuStreamCreate(&s->rd, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        s->rd = NULL;
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    CUresult e = wait_blk(s, 0);
+    unsigned char *b = s->blk[0];
+    for (unsigned i = 0; i < n && e == CUDA_SUCCESS; b += len[i], i++)
+        if (len[i])
+            e = cuMemcpyDtoHAsync_v2(b, dev[i], len[i], s->rd);
+    if (e == CUDA_SUCCESS)
+        e = cuStreamSynchronize(s->rd);
+    *out = s->blk[0];
     return e;
 }
 

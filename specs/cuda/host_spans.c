@@ -3,13 +3,19 @@
  * client moved in one request, their bytes back to back. Each range is
  * checked as a copy's would be (the client's device memory) and the bytes
  * must cover the ranges exactly; then one synchronous copy per range, the
- * first error returned (the ranges before it moved). A read given the
+ * first error returned (the ranges before it moved); a read goes through
+ * the thread's pinned block on a stream of its own where it can
+ * (host_copy.c's cuda_host_read_staged). A read given the
  * guest's page digests answers only the pages that differ from them
  * (runtime/pages.c): a mapped block the device left alone costs no bytes. */
 #include <stdint.h>
+#include <string.h>
 
 #include "apigen_rt.h"
 #include "cuda_wire.h"
+
+CUresult cuda_host_read_staged(const CUdeviceptr *dev, const size_t *len, unsigned n, size_t total,
+                               const void **out);
 
 /* Each range the client's device memory (checked as a copy's would be),
  * their sum in *total: false (logged) otherwise. Any pointer may come as
@@ -79,12 +85,22 @@ CUresult cuda_host_read_spans(apigen_call_ctx *cx, const CUdeviceptr *dev, const
                              (uint64_t)pages * sizeof(apigen_page_digest), known, knownSize)) ||
         !sized("apigenCudaReadSpans", "data", map + total, data, dataSize))
         return CUDA_ERROR_INVALID_VALUE;
-    unsigned char *b = (unsigned char *)data + map;
-    for (unsigned int i = 0; i < n; b += len[i], i++) {
-        CUresult e = cuMemcpyDtoH_v2(b, dev[i], len[i]);
-        if (e != CUDA_SUCCESS)
-            return e;
+    const void *now = NULL; /* the ranges' bytes in a pinned block (host_copy.c), or in data */
+    CUresult e = cuda_host_read_staged(dev, len, n, total, &now);
+    if (e == CUDA_ERROR_NOT_SUPPORTED) {
+        now = NULL;
+        unsigned char *b = (unsigned char *)data + map;
+        for (unsigned int i = 0; i < n; b += len[i], i++)
+            if ((e = cuMemcpyDtoH_v2(b, dev[i], len[i])) != CUDA_SUCCESS)
+                return e;
+    } else if (e != CUDA_SUCCESS) {
+        return e;
     }
-    *dataUsed = knownSize ? apigen_pages_pack(data, len, n, known) : dataSize;
+    if (knownSize)
+        *dataUsed = apigen_pages_pack(data, now, len, n, known);
+    else if (now)
+        memcpy(data, now, total), *dataUsed = dataSize;
+    else
+        *dataUsed = dataSize;
     return CUDA_SUCCESS;
 }

@@ -3,7 +3,8 @@
  * span shorter), a reply for unchanged spans is the bitmap alone, one
  * changed byte brings back its page only (in the first, a middle and a
  * span's short last page), every page changed brings back every byte, the
- * unpacked bytes equal the current ones in each case; a reply shorter or
+ * unpacked bytes equal the current ones in each case, packed in place or
+ * from the current bytes elsewhere alike; a reply shorter or
  * longer than its bitmap says, or shorter than its bitmap, is refused. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,9 +24,11 @@ static size_t round_trip(const unsigned char *had, const unsigned char *now)
     size_t pages = apigen_pages_count(len, NS), map = (pages + 7) / 8;
     apigen_page_digest known[6];
     apigen_pages_digest(had, len, NS, known);
-    unsigned char reply[1 + TOTAL], mine[TOTAL];
+    unsigned char reply[1 + TOTAL], apart[1 + TOTAL], mine[TOTAL];
     memcpy(reply + map, now, TOTAL);
-    size_t used = apigen_pages_pack(reply, len, NS, known);
+    size_t used = apigen_pages_pack(reply, NULL, len, NS, known);
+    /* the current bytes elsewhere (a server's staging block): the same reply */
+    CHECK(apigen_pages_pack(apart, now, len, NS, known) == used && !memcmp(apart, reply, used));
     memcpy(mine, had, TOTAL);
     CHECK(apigen_pages_unpack(mine, len, NS, reply, used) == 0);
     CHECK(!memcmp(mine, now, TOTAL));
@@ -59,7 +62,7 @@ int main(void)
     apigen_pages_digest(had, len, NS, known);
     static unsigned char reply[1 + TOTAL], mine[TOTAL];
     memcpy(reply + 1, now, TOTAL);
-    size_t used = apigen_pages_pack(reply, len, NS, known);
+    size_t used = apigen_pages_pack(reply, NULL, len, NS, known);
     CHECK(used == 1 + TOTAL && reply[0] == 0x3f);
     CHECK(apigen_pages_unpack(mine, len, NS, reply, used - 1) == -1); /* a page cut short */
     reply[0] = 0x1f;                                                  /* one page fewer than sent */

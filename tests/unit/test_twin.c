@@ -59,7 +59,7 @@ static int pull_paged(const apigen_twin_span *span, unsigned n, unsigned char *b
     unsigned char *reply = malloc(map + total), *b = reply + map;
     apigen_pages_digest(buf, len, n, known);
     for (unsigned i = 0; i < n; b += len[i], i++) memcpy(b, mem + (span[i].dev - base), len[i]);
-    size_t used = apigen_pages_pack(reply, len, n, known);
+    size_t used = apigen_pages_pack(reply, NULL, len, n, known);
     paged_bytes_ += used - map;
     int r = apigen_pages_unpack(buf, len, n, reply, used);
     free(known);
