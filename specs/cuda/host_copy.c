@@ -339,9 +339,9 @@ CUresult cuda_host_read_staged(const CUdeviceptr *dev, const size_t *len, unsign
         return CUDA_ERROR_NOT_SUPPORTED;
     for (unsigned i = 0; i < n; i++) {
         CUcontext owner = NULL;
-        if (len[i] && (cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, dev[i]) !=
-                           CUDA_SUCCESS ||
-                       owner != s->ctx))
+        if (len[i] &&
+            (cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, dev[i]) != CUDA_SUCCESS ||
+             owner != s->ctx))
             return CUDA_ERROR_NOT_SUPPORTED;
     }
     if (!s->rd && cuStreamCreate(&s->rd, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
