@@ -71,20 +71,17 @@ static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
     CUdeviceptr dev[APIGEN_TWIN_SPANS];
     size_t len[APIGEN_TWIN_SPANS], total = twin_split(span, n, dev, len);
     size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8, used = 0;
-    apigen_page_digest *known = malloc(pages * sizeof *known);
-    unsigned char *reply = malloc(map + total);
-    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
-    if (known && reply) {
-        apigen_pages_digest(buf, len, n, known);
-        e = apigenCudaReadSpans(dev, len, n, known, pages * sizeof *known, reply, map + total, &used);
-        if (e == CUDA_SUCCESS && apigen_pages_unpack(buf, len, n, reply, used)) {
-            apigen_log("twins: the server's answer to a read of %u span(s) (%zu bytes) does not "
-                       "match their pages: CUDA_ERROR_UNKNOWN", n, used);
-            e = CUDA_ERROR_UNKNOWN;
-        }
+    apigen_page_digest *known = malloc(pages * sizeof *known + map + total); /* then the reply */
+    if (!known) return (int)CUDA_ERROR_OUT_OF_MEMORY;
+    unsigned char *reply = (unsigned char *)(known + pages);
+    apigen_pages_digest(buf, len, n, known);
+    CUresult e = apigenCudaReadSpans(dev, len, n, known, pages * sizeof *known, reply, map + total, &used);
+    if (e == CUDA_SUCCESS && apigen_pages_unpack(buf, len, n, reply, used)) {
+        apigen_log("twins: the server's answer to a read of %u span(s) (%zu bytes) does not "
+                   "match their pages: CUDA_ERROR_UNKNOWN", n, used);
+        e = CUDA_ERROR_UNKNOWN;
     }
     free(known);
-    free(reply);
     return (int)e;
 }
 
