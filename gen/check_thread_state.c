@@ -1,8 +1,9 @@
 /* Per-thread values the guest tracks (docs/spec.md "Thread state kept in the
  * guest"): `api.thread_state` names them (slots), a function's `thread_state:`
- * says which calls set, forget or answer them. A value is known only after
- * a call that tells it (a successful set, or an answer fetched from the
- * server), so the guest answers exactly what the server's thread would.
+ * says which calls set, forget, answer or exchange them. A value is known
+ * only after a call that tells it (a successful set, an answer fetched from
+ * the server, a swap it accepted), so the guest answers exactly what the
+ * server's thread would.
  * Runs after every parameter has its kind. */
 #include <string.h>
 
@@ -10,7 +11,8 @@
 #include "expr.h"
 #include "util.h"
 
-static const char *const entry_keys[] = {"if", "set", "forget", "forget_all", "answer", NULL};
+static const char *const entry_keys[] = {"if",     "set",      "forget", "forget_all",
+                                         "answer", "exchange", NULL};
 
 static int returns_api_error(const api_model *m, const function_def *f)
 {
@@ -44,6 +46,16 @@ static int one_value_out(const param_def *p, int creates_ok)
     return a->elem == EK_BYTES && (t->kind == TY_SINT || t->kind == TY_UINT || t->kind == TY_ENUM);
 }
 
+/* An inout pointer to one enum value (`exchange:`): the guest can tell the
+ * values the library takes (the enum's constants) from those it refuses. */
+static int one_enum_inout(const param_def *p)
+{
+    const param_ann *a = &p->ann;
+    const type_info *t = a->elem_type;
+    return a->kind == PK_INOUT && !a->count && !a->count_after && t && a->elem == EK_BYTES &&
+           t->kind == TY_ENUM && t->enm && t->enm->nconsts > 0;
+}
+
 static int one_value_in(const param_def *p)
 {
     const param_ann *a = &p->ann;
@@ -67,11 +79,12 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
                         diag_sink *d)
 {
     se->answer_slot = -1;
+    se->exchange_slot = -1;
     if (!spec_want_map(E, "a state entry", d, f->name, NULL)) return;
     if (spec_check_keys(E, entry_keys, "a state entry", d, f->name, NULL)) return;
     const spec_node *c = spec_get(E, "if"), *set = spec_get(E, "set"),
                     *fg = spec_get(E, "forget"), *fa = spec_get(E, "forget_all"),
-                    *an = spec_get(E, "answer");
+                    *an = spec_get(E, "answer"), *ex = spec_get(E, "exchange");
     if (c) {
         if (c->kind != SN_SCALAR) {
             diag_error(d, c->loc, f->name, NULL, "thread_state.if: a C expression over the function's "
@@ -139,6 +152,28 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             else {
                 se->answer_slot = s;
                 se->answer_param = p->name;
+            }
+        }
+    }
+    if (ex && spec_want_map(ex, "thread_state.exchange", d, f->name, NULL)) {
+        if (ex->n != 1) {
+            diag_error(d, ex->loc, f->name, NULL, "thread_state.exchange: one slot: {SLOT: PARAM}");
+        } else {
+            int s = slot_of(m, ex->keys[0]);
+            const spec_node *v = ex->items[0];
+            param_def *p = v && v->kind == SN_SCALAR ? param_named(f, v->str) : NULL;
+            if (s < 0)
+                diag_error(d, ex->key_locs[0], f->name, NULL,
+                           "thread_state.exchange: '%s' is not a slot of api.thread_state",
+                           ex->keys[0]);
+            else if (!p || !one_enum_inout(p))
+                diag_error(d, v ? v->loc : ex->loc, f->name, NULL,
+                           "thread_state.exchange: '%s' is not an inout pointer to one enum value "
+                           "(the new value in, the old one out)",
+                           v && v->kind == SN_SCALAR ? v->str : "?");
+            else {
+                se->exchange_slot = s;
+                se->exchange_param = p->name;
             }
         }
     }
@@ -236,10 +271,11 @@ void check_thread_state(api_model *m, const spec_node *root, const spec_node *co
         size_t k = n->kind == SN_LIST ? n->n : 1;
         f->state = arena_alloc(m->arena, k * sizeof *f->state);
         memset(f->state, 0, k * sizeof *f->state);
-        int answers = 0;
+        int answers = 0, exchanges = 0;
         for (size_t j = 0; j < k; j++) {
             check_entry(m, f, n->kind == SN_LIST ? n->items[j] : n, &f->state[j], d);
             answers += f->state[j].answer_slot >= 0;
+            exchanges += f->state[j].exchange_slot >= 0;
         }
         f->nstate = k;
         /* the answer is the calling thread's current server's: an ordinal
@@ -249,8 +285,14 @@ void check_thread_state(api_model *m, const spec_node *root, const spec_node *co
         int routes = 0;
         for (size_t p = 0; p < f->sig.nparams; p++)
             routes |= f->sig.params[p].ann.ordinal && f->sig.params[p].ann.kind == PK_VALUE;
-        if (answers > 1)
-            diag_error(d, at, f->name, NULL, "thread_state: one `answer:` per function");
+        if (answers + exchanges > 1)
+            diag_error(d, at, f->name, NULL,
+                       "thread_state: one `answer:` or `exchange:` per function");
+        else if (exchanges && (routes || f->cache))
+            diag_error(d, at, f->name, NULL,
+                       "thread_state.exchange: the function takes a device ordinal in (which "
+                       "routes it to another server than the thread's current one) or is also "
+                       "`cache:`d");
         else if (answers && (routes || f->cache))
             diag_error(d, at, f->name, NULL,
                        "thread_state.answer: the function takes a device ordinal in (which routes it "

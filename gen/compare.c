@@ -102,6 +102,8 @@ static void put_kinds(strbuf *b, const api_model *m, const function_def *f)
         for (size_t j = 0; j < se->nforget; j++) sb_printf(b, "forget %d;", se->forget[j]);
         if (se->forget_all) sb_puts(b, "forget_all;");
         if (se->answer_slot >= 0) sb_printf(b, "answer %d=%s;", se->answer_slot, se->answer_param);
+        if (se->exchange_slot >= 0)
+            sb_printf(b, "exchange %d=%s;", se->exchange_slot, se->exchange_param);
         sb_putc(b, ')');
     }
     if (f->cache) {

@@ -246,6 +246,14 @@ static void put_size(stub_fn *s, const char *name, const param_ann *a)
     free(sz);
 }
 
+static int is_exchanged(const function_def *f, const char *param)
+{
+    for (size_t k = 0; k < f->nstate; k++)
+        if (f->state[k].exchange_slot >= 0 && strcmp(f->state[k].exchange_param, param) == 0)
+            return 1;
+    return 0;
+}
+
 static void put_phase2(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
 {
     emit_ctx *e = s->e;
@@ -264,7 +272,11 @@ static void put_phase2(stub_fn *s, const param_def *p, const char *name, const p
                 PUT("stub_put_keyed", "name", name, "keys", keys, "nkeys", nks);
                 free(keys);
             } else {
-                PUT("stub_put_bytes", "name", name);
+                /* an `exchange:` value may go queued and its old value is
+                 * stored there before the server reads it: copied, never
+                 * referenced (an arena's bytes are read by the server) */
+                PUT(is_exchanged(s->f, p->name) ? "stub_put_bytes_copy" : "stub_put_bytes", "name",
+                    name);
             }
             break;
         case EK_HANDLE: PUT(hobj(e) ? "stub_put_hids" : "stub_put_ids", "name", name); break;
@@ -986,6 +998,67 @@ static void put_tstate_answer(stub_fn *s)
     }
 }
 
+/* `exchange:` (a value swapped with the thread's): the value sent in, and
+ * whether the call may be answered in the guest and queued: the old value
+ * known and the new one a constant of its enum (which the library takes). */
+static void put_tstate_exchange_decl(stub_fn *s)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    for (size_t k = 0; k < f->nstate; k++) {
+        const state_entry *se = &f->state[k];
+        if (se->exchange_slot < 0) continue;
+        const param_def *p = NULL;
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            if (strcmp(f->sig.params[i].name, se->exchange_param) == 0) p = &f->sig.params[i];
+        const enum_def *en = p->ann.elem_type->enm;
+        strbuf vb = {0};
+        for (size_t i = 0; i < en->nconsts; i++)
+            sb_printf(&vb, "%sxnew_ == (uint64_t)(int64_t)%s", i ? " || " : "", en->consts[i].name);
+        char *valid = sb_take(&vb);
+        char *cond = tstate_cond(f, se, 1), *idx = xasprintf("%d", se->exchange_slot);
+        PUT("stub_tstate_exchange_decl", "cond", cond, "name", p->name, "api", m->api.name, "idx",
+            idx, "slot", m->api.thread_state[se->exchange_slot], "valid", valid);
+        free(valid);
+        free(cond);
+        free(idx);
+    }
+}
+
+/* `exchange:` with the old value known: answered here, the call queued (in
+ * order with the thread's other calls, so the server's thread swaps too) */
+static void put_tstate_exchange_queued(stub_fn *s, const char *success, int lasterr)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    for (size_t k = 0; k < f->nstate; k++) {
+        const state_entry *se = &f->state[k];
+        if (se->exchange_slot < 0) continue;
+        const param_def *p = NULL;
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            if (strcmp(f->sig.params[i].name, se->exchange_param) == 0) p = &f->sig.params[i];
+        char *ty = c_type(p->ann.elem_type);
+        char *conv = xasprintf("(%s)xold_", ty);
+        char *idx = xasprintf("%d", se->exchange_slot);
+        const char *slot = m->api.thread_state[se->exchange_slot];
+        PUT("stub_tstate_exchange_queued", "slot", slot);
+        e->o.indent += 4;
+        if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED)
+            PUT("stub_tstate_forget_named", "slot", slot);
+        e->o.indent -= 4;
+        PUT("stub_tstate_exchange_queued_end", "idx", idx, "slot", slot, "name", p->name, "conv",
+            conv, "success", success);
+        if (lasterr) /* the library takes it: the last error stays as it was */
+            PUT("stub_tstate_exchange_lasterr", "api", m->api.name);
+        PUT("stub_tstate_exchange_queued_done");
+        free(ty);
+        free(conv);
+        free(idx);
+    }
+}
+
 static void put_tstate_after(stub_fn *s, const char *success)
 {
     emit_ctx *e = s->e;
@@ -993,7 +1066,7 @@ static void put_tstate_after(stub_fn *s, const char *success)
     const api_model *m = e->m;
     for (size_t k = 0; k < f->nstate; k++) {
         const state_entry *se = &f->state[k];
-        char *cond = tstate_cond(f, se, se->answer_slot >= 0);
+        char *cond = tstate_cond(f, se, se->answer_slot >= 0 || se->exchange_slot >= 0);
         PUT("stub_tstate_open", "cond", cond);
         free(cond);
         for (size_t j = 0; j < se->nforget; j++) {
@@ -1006,6 +1079,14 @@ static void put_tstate_after(stub_fn *s, const char *success)
          * thread state changes what the family's other APIs see of it */
         if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED && (se->nset || se->nforget))
             PUT("stub_tstate_forget_others");
+        else if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED && se->exchange_slot >= 0)
+            PUT("stub_tstate_forget_named", "slot", m->api.thread_state[se->exchange_slot]);
+        if (se->exchange_slot >= 0) {
+            char *idx = xasprintf("%d", se->exchange_slot);
+            PUT("stub_tstate_exchange_after", "success", success, "idx", idx, "slot",
+                m->api.thread_state[se->exchange_slot]);
+            free(idx);
+        }
         for (size_t j = 0; j <= se->nset; j++) {
             int slot, deref;
             const char *pn;
@@ -1103,6 +1184,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         put_tstate_answer(&s);
         e->o.indent = 0;
     }
+    e->o.indent = 4;
+    put_tstate_exchange_decl(&s);
+    e->o.indent = 0;
     if (f->async_repeats) PUT("stub_local", "decl", "uint64_t rk_ = 0");
     for (size_t i = 0; i < nchecks; i++) { /* asked first: they may make calls of their own */
         char *call = guest_fn_text(f, check_fn[i], s.names, 1);
@@ -1286,6 +1370,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_close_brace");
         }
     }
+    put_tstate_exchange_queued(&s, success, lasterr);
     int gid_sync = 0; /* a NULL non-nullable guest-named handle pointer goes sync */
     for (size_t i = 0; i < f->sig.nparams; i++)
         gid_sync |= f->sig.params[i].ann.guest_id && !f->sig.params[i].ann.nullable;
@@ -1702,6 +1787,12 @@ int emit_stub(emit_ctx *e, strbuf *out)
             PUT("stub_api_tstate_lazy", "idx", idx, "value", val, "slot", m->api.thread_state[i]);
         }
         PUT("stub_api_tstate_lazy_close");
+    }
+    if (m->api.nthread_state) { /* an `exchange:` forgets the family's slots of its name */
+        PUT("stub_api_tstate_names_open");
+        for (size_t i = 0; i < m->api.nthread_state; i++)
+            PUT("stub_api_tstate_name", "slot", m->api.thread_state[i]);
+        PUT("stub_api_tstate_names_close");
     }
     PUT("stub_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;

@@ -330,6 +330,9 @@ typedef struct state_entry {
     int forget_all;        /* after the call: every thread's values unknown */
     int answer_slot;       /* -1 none; else answered from the slot when known ... */
     char *answer_param;    /* ... into this out pointer to one value; learned on success */
+    int exchange_slot;     /* -1 none; else the value in *exchange_param is swapped with the
+                              slot's: answered and queued when known, learned on success */
+    char *exchange_param;  /* an inout pointer to one enum value */
 } state_entry;
 
 typedef struct function_def {

@@ -436,6 +436,10 @@ typedef struct apigen_api {
     uint8_t tstate_effects;
     uint32_t tstate_lazy_mask;
     uint64_t tstate_lazy[APIGEN_TSTATE_MAX]; /* ... any call of another API may replace */
+    /* guest side, spec `api.thread_state`: the slots' names (NULL-terminated;
+     * NULL: none). A slot named alike in two APIs of a family is the same
+     * thread state (apigen_tstate_forget_named) */
+    const char *const *tstate_names;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -553,6 +557,9 @@ void apigen_tstate_forget_all(apigen_call *c);
  * them when it begins; any call of another API forgets a value that API
  * declared lazy, api.thread_state_lazy.) */
 void apigen_tstate_forget_others(apigen_call *c);
+/* after a call that changed only the thread state named `slot` (spec
+ * `exchange:`): the family's other APIs forget their slot of that name */
+void apigen_tstate_forget_named(apigen_call *c, const char *slot);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
 

@@ -2002,6 +2002,20 @@ void apigen_tstate_forget_others(apigen_call *c)
             t->ts[i].known = 0;
 }
 
+void apigen_tstate_forget_named(apigen_call *c, const char *slot)
+{
+    gthr *t = c->thread;
+    for (unsigned i = 0; t && i < RT_TSTATE_APIS && t->ts[i].api; i++) {
+        struct tstate *s = &t->ts[i];
+        const char *const *names = s->api->tstate_names;
+        if (s->api == c->api || !names)
+            continue;
+        for (unsigned k = 0; k < APIGEN_TSTATE_MAX && names[k]; k++)
+            if (strcmp(names[k], slot) == 0)
+                s->known &= ~(1u << k);
+    }
+}
+
 void apigen_tstate_forget_all(apigen_call *c)
 {
     gthr *t = c->thread;

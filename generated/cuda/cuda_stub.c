@@ -29336,12 +29336,33 @@ APIGEN_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mo
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_mode = 0;
+    uint64_t xnew_ = 0, xold_ = 0; /* state: the thread's capture_mode, swapped */
+    bool xhave_ = false, xq_ = false;
+    if ((1) && mode != NULL) {
+        xnew_ = (uint64_t)(int64_t)*mode;
+        xhave_ = true;
+        /* a value the library takes (one of its enum's) with the old one known */
+        xq_ = (xnew_ == (uint64_t)(int64_t)CU_STREAM_CAPTURE_MODE_GLOBAL || xnew_ == (uint64_t)(int64_t)CU_STREAM_CAPTURE_MODE_THREAD_LOCAL || xnew_ == (uint64_t)(int64_t)CU_STREAM_CAPTURE_MODE_RELAXED) && apigen_tstate_get(&cuda_api, 2, &xold_);
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuThreadExchangeStreamCaptureMode))
         goto fail;
     if (mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamCaptureMode), &n_mode)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, mode, n_mode)) goto nomem; /* mode */
+    if (!apigen_put_opt_bytes(call_.wr, mode, n_mode)) goto nomem; /* mode */
+    if (xq_) { /* the old capture_mode answered here; the swap queued, in the thread's order */
+        st_ = apigen_call_async(&call_);
+        if (st_ == APIGEN_OK) {
+            apigen_tstate_forget_named(&call_, "capture_mode"); /* the family's other APIs' capture_mode: unknown */
+            apigen_tstate_set(&call_, 2, xnew_); /* capture_mode */
+        }
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        *mode = (CUstreamCaptureMode)xold_;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29351,6 +29372,13 @@ APIGEN_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mo
         ret_ = (CUresult)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_named(&call_, "capture_mode"); /* the family's other APIs' capture_mode: unknown */
+        if (ret_ == CUDA_SUCCESS && xhave_)
+            apigen_tstate_set(&call_, 2, xnew_); /* capture_mode: the value sent in */
+        else
+            apigen_tstate_forget(&call_, 2); /* capture_mode: unknown until a call tells */
+    }
     if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -31061,5 +31089,11 @@ const apigen_api cuda_api = {
     .tstate_lazy_mask = 0x1,
     .tstate_lazy = {
         [0] = (uint64_t)(int64_t)0, /* current_context */
+    },
+    .tstate_names = (const char *const[]){
+        "current_context",
+        "current_device",
+        "capture_mode",
+        NULL,
     },
 };

@@ -20438,12 +20438,34 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_mode = 0;
+    uint64_t xnew_ = 0, xold_ = 0; /* state: the thread's capture_mode, swapped */
+    bool xhave_ = false, xq_ = false;
+    if ((1) && mode != NULL) {
+        xnew_ = (uint64_t)(int64_t)*mode;
+        xhave_ = true;
+        /* a value the library takes (one of its enum's) with the old one known */
+        xq_ = (xnew_ == (uint64_t)(int64_t)cudaStreamCaptureModeGlobal || xnew_ == (uint64_t)(int64_t)cudaStreamCaptureModeThreadLocal || xnew_ == (uint64_t)(int64_t)cudaStreamCaptureModeRelaxed) && apigen_tstate_get(&cudart_api, 1, &xold_);
+    }
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaThreadExchangeStreamCaptureMode))
         goto fail;
     if (mode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaStreamCaptureMode), &n_mode)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, mode, n_mode)) goto nomem; /* mode */
+    if (!apigen_put_opt_bytes(call_.wr, mode, n_mode)) goto nomem; /* mode */
+    if (xq_) { /* the old capture_mode answered here; the swap queued, in the thread's order */
+        st_ = apigen_call_async(&call_);
+        if (st_ == APIGEN_OK) {
+            apigen_tstate_forget_named(&call_, "capture_mode"); /* the family's other APIs' capture_mode: unknown */
+            apigen_tstate_set(&call_, 1, xnew_); /* capture_mode */
+        }
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        *mode = (enum cudaStreamCaptureMode)xold_;
+        ret_ = cudaSuccess;
+        apigen_lasterr_queued(&cudart_api, true); /* api.errors.last_error: unchanged, the library takes it */
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -20453,6 +20475,13 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
         ret_ = (cudaError_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_named(&call_, "capture_mode"); /* the family's other APIs' capture_mode: unknown */
+        if (ret_ == cudaSuccess && xhave_)
+            apigen_tstate_set(&call_, 1, xnew_); /* capture_mode: the value sent in */
+        else
+            apigen_tstate_forget(&call_, 1); /* capture_mode: unknown until a call tells */
+    }
     if (call_.has_deferred && (ret_ == cudaSuccess || ret_ == (cudaError_t)call_.deferred_error)) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -21232,4 +21261,9 @@ const apigen_api cudart_api = {
     .api_version = CUDART_API_VERSION,
     .family = "cuda",
     .tstate_effects = APIGEN_TSTATE_EFFECTS_DECLARED,
+    .tstate_names = (const char *const[]){
+        "device",
+        "capture_mode",
+        NULL,
+    },
 };

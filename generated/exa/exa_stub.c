@@ -1625,4 +1625,8 @@ const apigen_api exa_api = {
     .ncb_types = EXA_NCB_TYPES,
     .async_errors_next_call = true,
     .family = "exa",
+    .tstate_names = (const char *const[]){
+        "current_device",
+        NULL,
+    },
 };

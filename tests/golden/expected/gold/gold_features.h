@@ -58,6 +58,7 @@
 #define APIGEN_HAS_FN_goldSources 1
 #define APIGEN_HAS_FN_goldStatusName 1
 #define APIGEN_HAS_FN_goldStructs 1
+#define APIGEN_HAS_FN_goldSwapDir 1
 #define APIGEN_HAS_FN_goldValues 1
 #define APIGEN_HAS_FN_goldWrite 1
 #define APIGEN_HAS_PARAM_goldAlloc_n 1
@@ -129,6 +130,7 @@
 #define APIGEN_HAS_PARAM_goldStructs_in 1
 #define APIGEN_HAS_PARAM_goldStructs_out 1
 #define APIGEN_HAS_PARAM_goldStructs_p 1
+#define APIGEN_HAS_PARAM_goldSwapDir_dir 1
 #define APIGEN_HAS_PARAM_goldValues_a 1
 #define APIGEN_HAS_PARAM_goldValues_b 1
 #define APIGEN_HAS_PARAM_goldValues_c 1

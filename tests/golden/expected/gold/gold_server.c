@@ -830,6 +830,36 @@ static void h_goldStructs(apigen_call_ctx *cx)
     }
 }
 
+static void h_goldSwapDir(apigen_call_ctx *cx)
+{
+    goldDir *dir = {0};
+    goldStatus ret_;
+    const void *b_dir = NULL;
+    uint64_t l_dir = 0;
+    uint64_t n_dir = 0;
+    uint8_t p_dir = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_dir, &l_dir, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dir"); return; }
+    if (b_dir != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(goldDir), &n_dir)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dir"); return; }
+        if (l_dir != n_dir) { apigen_reject(cx, APIGEN_BAD_ARGS, "dir"); return; }
+        dir = apigen_scratch(cx, n_dir, 1);
+        if (dir == NULL) return;
+        memcpy(dir, b_dir, n_dir);
+    }
+    p_dir = b_dir != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldSwapDir(dir);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == GOLD_OK;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dir) { /* dir */
+        k_ = ok_ ? n_dir : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dir, k_)) return;
+    }
+}
+
 static void h_goldValues(apigen_call_ctx *cx)
 {
     int8_t a = {0};
@@ -912,7 +942,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[30] = {
+static const char *const call_names_[31] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -940,10 +970,11 @@ static const char *const call_names_[30] = {
     [GOLD_CALL_goldSignal] = "goldSignal",
     [GOLD_CALL_goldSources] = "goldSources",
     [GOLD_CALL_goldStructs] = "goldStructs",
+    [GOLD_CALL_goldSwapDir] = "goldSwapDir",
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[30] = {
+static const apigen_handler_fn handlers_[31] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -971,10 +1002,11 @@ static const apigen_handler_fn handlers_[30] = {
     [GOLD_CALL_goldSignal] = h_goldSignal,
     [GOLD_CALL_goldSources] = h_goldSources,
     [GOLD_CALL_goldStructs] = h_goldStructs,
+    [GOLD_CALL_goldSwapDir] = h_goldSwapDir,
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[30] = {
+static const uint8_t stream_in_calls_[31] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

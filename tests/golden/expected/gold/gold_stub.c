@@ -1506,6 +1506,85 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldSwapDir(goldDir *dir)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t n_dir = 0;
+    uint64_t xnew_ = 0, xold_ = 0; /* state: the thread's dir, swapped */
+    bool xhave_ = false, xq_ = false;
+    if ((1) && dir != NULL) {
+        xnew_ = (uint64_t)(int64_t)*dir;
+        xhave_ = true;
+        /* a value the library takes (one of its enum's) with the old one known */
+        xq_ = (xnew_ == (uint64_t)(int64_t)GOLD_TO_DEVICE || xnew_ == (uint64_t)(int64_t)GOLD_TO_HOST) && apigen_tstate_get(&gold_api, 0, &xold_);
+    }
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldSwapDir))
+        goto fail;
+    if (dir != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(goldDir), &n_dir)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, dir, n_dir)) goto nomem; /* dir */
+    if (xq_) { /* the old dir answered here; the swap queued, in the thread's order */
+        st_ = apigen_call_async(&call_);
+        if (st_ == APIGEN_OK) {
+            apigen_tstate_set(&call_, 0, xnew_); /* dir */
+        }
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        *dir = (goldDir)xold_;
+        ret_ = GOLD_OK;
+        apigen_lasterr_queued(&gold_api, true); /* api.errors.last_error: unchanged, the library takes it */
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (dir != NULL && !apigen_get_into(&call_.rd, dir, n_dir, NULL)) goto bad; /* dir */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == GOLD_OK && xhave_)
+            apigen_tstate_set(&call_, 0, xnew_); /* dir: the value sent in */
+        else
+            apigen_tstate_forget(&call_, 0); /* dir: unknown until a call tells */
+    }
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldSwapDir(dir=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dir, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d, float e, double f, _Bool g, goldDir dir)
 {
     apigen_call call_;
@@ -1638,7 +1717,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[30] = {
+static const char *const call_names_[31] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1666,6 +1745,7 @@ static const char *const call_names_[30] = {
     [GOLD_CALL_goldSignal] = "goldSignal",
     [GOLD_CALL_goldSources] = "goldSources",
     [GOLD_CALL_goldStructs] = "goldStructs",
+    [GOLD_CALL_goldSwapDir] = "goldSwapDir",
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
@@ -1695,4 +1775,8 @@ const apigen_api gold_api = {
     .cb_dispatch = cb_dispatch_,
     .ncb_types = GOLD_NCB_TYPES,
     .async_errors_next_call = true,
+    .tstate_names = (const char *const[]){
+        "dir",
+        NULL,
+    },
 };

@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0x6731e6ad311e9bf0)
+#define GOLD_FINGERPRINT UINT64_C(0x63eee5e5f88917b4)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -51,9 +51,10 @@ enum {
     GOLD_CALL_goldSignal = 25,
     GOLD_CALL_goldSources = 26,
     GOLD_CALL_goldStructs = 27,
-    GOLD_CALL_goldValues = 28,
-    GOLD_CALL_goldWrite = 29,
-    GOLD_NCALLS = 30
+    GOLD_CALL_goldSwapDir = 28,
+    GOLD_CALL_goldValues = 29,
+    GOLD_CALL_goldWrite = 30,
+    GOLD_NCALLS = 31
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
