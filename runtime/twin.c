@@ -48,6 +48,14 @@ static twin *twins_;
 static atomic_size_t live_;
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
+/* What twins cost the guest, counted while tracing (APIGEN_TRACE) and said
+ * at exit: every push compares every twin with its copy, every sync reads
+ * every stale one (lock_ held while counted). */
+static struct {
+    uint64_t pushes, push_bytes, push_sent, push_ns;
+    uint64_t syncs, sync_bytes, sync_ns;
+} stats_;
+
 size_t apigen_twin_live(void)
 {
     return atomic_load_explicit(&live_, memory_order_acquire);
@@ -95,6 +103,7 @@ typedef struct batch {
     uint64_t region[APIGEN_TWIN_SPANS];
     unsigned n;
     size_t fill, cap;
+    uint64_t moved; /* bytes io moved (counted while tracing) */
     unsigned char *buf; /* grown to what the spans need (a sync of a few small twins: not 4 MiB) */
     bool to_device;
     apigen_twin_io io;
@@ -164,6 +173,7 @@ static int pull_merged(batch *b)
 static int batch_flush(batch *b)
 {
     if (!b->n) return 0;
+    b->moved += b->fill;
     int r = b->to_device ? b->io(b->span, b->n, b->buf, true, b->user) : pull_merged(b);
     size_t off = 0;
     for (unsigned i = 0; i < b->n && !r; off += b->span[i].len, i++) {
@@ -255,9 +265,14 @@ int apigen_twin_push(apigen_twin_io io, void *user)
     if (!apigen_twin_live()) return 0;
     batch b = {.to_device = true, .io = io, .user = user};
     int r = 0;
+    uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
     pthread_mutex_lock(&lock_);
-    for (twin *t = twins_; t && !r; t = t->next) r = push_one(t, &b);
+    for (twin *t = twins_; t && !r; t = t->next) {
+        r = push_one(t, &b);
+        if (t0) stats_.push_bytes += t->size;
+    }
     if (!r) r = batch_flush(&b);
+    if (t0) stats_.pushes++, stats_.push_sent += b.moved, stats_.push_ns += apigen_now_ns() - t0;
     pthread_mutex_unlock(&lock_);
     free(b.buf);
     return r;
@@ -278,15 +293,32 @@ int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
     if (!apigen_twin_live()) return 0;
     batch b = {.to_device = false, .io = io, .user = user};
     int r = 0;
+    uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
     pthread_mutex_lock(&lock_);
     for (twin *t = twins_; t && !r; t = t->next)
-        if (t->stale) r = pull_one(t, &b);
+        if (t->stale) {
+            r = pull_one(t, &b);
+            if (t0) stats_.sync_bytes += t->size;
+        }
     if (!r) r = batch_flush(&b);
     if (!r && all_done) /* staleness clears only once every stale twin came back */
         for (twin *t = twins_; t; t = t->next) t->stale = false;
+    if (t0) stats_.syncs++, stats_.sync_ns += apigen_now_ns() - t0;
     pthread_mutex_unlock(&lock_);
     free(b.buf);
     return r;
+}
+
+__attribute__((destructor)) static void say_stats(void)
+{
+    if (stats_.pushes || stats_.syncs)
+        apigen_trace("twins: %llu pushes compared %llu MB, sent %llu kB, %llu us; %llu syncs read "
+                     "%llu MB of stale twins, %llu us",
+                     (unsigned long long)stats_.pushes, (unsigned long long)(stats_.push_bytes >> 20),
+                     (unsigned long long)(stats_.push_sent >> 10),
+                     (unsigned long long)(stats_.push_ns / 1000), (unsigned long long)stats_.syncs,
+                     (unsigned long long)(stats_.sync_bytes >> 20),
+                     (unsigned long long)(stats_.sync_ns / 1000));
 }
 
 /* ---- host pointers in a kernel's parameters -----------------------------------------------
