@@ -1207,6 +1207,19 @@ size_t apigen_twin_live(void);
 int apigen_twin_push(apigen_twin_io io, void *user);
 void apigen_twin_wrote(uint64_t dev, size_t n);
 int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
+/* apigen_twin_sync_pages: the same pull for an API that moves only the
+ * pages that differ. twin.c keeps each twin's page digests (updated when a
+ * move changes its copy), so a synchronization reads no twin's bytes in the
+ * guest: io sends known (the digests of the n spans' pages, in order:
+ * apigen_pages_count of them) and receives what apigen_pages_pack makes of
+ * the device's bytes into reply (cap bytes: room for the bitmap and every
+ * page), its length in *used. An answer that does not match the spans
+ * writes nothing and gives APIGEN_TWIN_BAD_REPLY (logged). */
+#define APIGEN_TWIN_BAD_REPLY (-2)
+typedef int (*apigen_twin_pages_io)(const apigen_twin_span *span, unsigned n,
+                                    const apigen_page_digest *known, void *reply, size_t cap,
+                                    size_t *used, void *user);
+int apigen_twin_sync_pages(bool all_done, apigen_twin_pages_io io, void *user);
 /* apigen_twin_forget_all: every twin dropped, nothing moved (their device
  * allocations went with a device reset or their context's end; a range a
  * kernel reaches again gets a new twin). */

@@ -16,9 +16,11 @@
  *   back block by block and the bytes the device changed (they differ from
  *   the twin) are written into the range; bytes the application wrote
  *   meanwhile stay. Only a device-wide synchronization clears staleness
- *   (another queue's work may still write).
+ *   (another queue's work may still write). An API that moves only the
+ *   pages that differ (apigen_twin_sync_pages) is given the digests each
+ *   twin keeps of its copy's pages, so only changed pages are touched.
  * No page protection and no signal: a comparison of every range at every
- * push, a copy of every stale range at every sync, the spans of all ranges
+ * push, a read of every stale range at every sync, the spans of all ranges
  * gathered into as few io calls as fit (64 spans, 4 MiB each). With no
  * range every call is one atomic load. */
 #define _POSIX_C_SOURCE 200809L
@@ -41,8 +43,31 @@ typedef struct twin {
     uint64_t dev, alloc; /* alloc: what the API frees (the allocation holding dev; 0: none) */
     uint64_t region;     /* the allocation holding dev: reads of one region may be merged */
     bool read_only, stale;
+    bool dig_ok;             /* dig holds the digest of each 4 KiB page of copy */
+    apigen_page_digest *dig; /* made at the first paged pull (apigen_twin_sync_pages) */
     struct twin *next;
 } twin;
+
+/* A twin's page digests, made when first needed; NULL: out of memory. */
+static apigen_page_digest *twin_digests(twin *t)
+{
+    if (t->dig_ok) return t->dig;
+    if (!t->dig && !(t->dig = malloc((t->size + APIGEN_PAGE - 1) / APIGEN_PAGE * sizeof *t->dig)))
+        return NULL;
+    apigen_pages_digest(t->copy, &t->size, 1, t->dig);
+    t->dig_ok = true;
+    return t->dig;
+}
+
+/* copy's bytes [off, off + n) changed: their pages' digests follow */
+static void twin_copied(twin *t, size_t off, size_t n)
+{
+    if (!t->dig_ok || !n) return;
+    for (size_t p = off / APIGEN_PAGE; p * APIGEN_PAGE < off + n; p++) {
+        size_t o = p * APIGEN_PAGE, k = t->size - o < APIGEN_PAGE ? t->size - o : APIGEN_PAGE;
+        apigen_pages_digest(t->copy + o, &k, 1, &t->dig[p]);
+    }
+}
 
 static twin *twins_;
 static atomic_size_t live_;
@@ -53,7 +78,7 @@ static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
  * every stale one (lock_ held while counted). */
 static struct {
     uint64_t pushes, push_bytes, push_sent, push_ns;
-    uint64_t syncs, sync_bytes, sync_ns;
+    uint64_t syncs, sync_bytes, sync_pages, sync_ns;
 } stats_;
 
 size_t apigen_twin_live(void)
@@ -99,6 +124,7 @@ int rt_twin_add_in(void *host, size_t size, uint64_t dev, uint64_t alloc, uint64
  * (pulls of one region are merged). */
 typedef struct batch {
     apigen_twin_span span[APIGEN_TWIN_SPANS];
+    twin *tw[APIGEN_TWIN_SPANS]; /* whose copy at[i] is in */
     unsigned char *at[APIGEN_TWIN_SPANS], *host[APIGEN_TWIN_SPANS];
     uint64_t region[APIGEN_TWIN_SPANS];
     unsigned n;
@@ -181,10 +207,12 @@ static int batch_flush(batch *b)
         size_t n = b->span[i].len;
         if (b->to_device) { /* sent: the twin's bytes only now, so a failed push is sent again */
             memcpy(c, got, n);
+            twin_copied(b->tw[i], (size_t)(c - b->tw[i]->copy), n);
         } else if (memcmp(got, c, n)) { /* the device changed these; the rest may be the application's */
             unsigned char *h = b->host[i];
             for (size_t k = 0; k < n; k++)
                 if (got[k] != c[k]) h[k] = c[k] = got[k];
+            twin_copied(b->tw[i], (size_t)(c - b->tw[i]->copy), n);
         }
     }
     b->n = 0;
@@ -194,9 +222,10 @@ static int batch_flush(batch *b)
 
 /* room for n more bytes (n <= BLOCK), flushing first when full; then the
  * span's bytes go to b->buf + b->fill */
-static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsigned char *host,
-                     uint64_t region)
+static int batch_add(batch *b, twin *t, uint64_t dev, size_t n, unsigned char *at,
+                     unsigned char *host)
 {
+    uint64_t region = t->region;
     if (b->n == APIGEN_TWIN_SPANS || b->fill + n > BLOCK) {
         int r = batch_flush(b);
         if (r) return r;
@@ -210,6 +239,7 @@ static int batch_add(batch *b, uint64_t dev, size_t n, unsigned char *at, unsign
         b->buf = nb, b->cap = cap;
     }
     b->span[b->n] = (apigen_twin_span){dev, n};
+    b->tw[b->n] = t;
     b->at[b->n] = at;
     b->host[b->n] = host;
     b->region[b->n] = region;
@@ -239,7 +269,7 @@ static int push_one(twin *t, batch *b)
             } else {
                 while (e < n && h[e] != c[e]) e++;
             }
-            int r = batch_add(b, t->dev + i + a, e - a, c + a, NULL, t->region);
+            int r = batch_add(b, t, t->dev + i + a, e - a, c + a, NULL);
             if (r) return r;
             memcpy(b->buf + b->fill - (e - a), h + a, e - a);
             a = e;
@@ -253,7 +283,7 @@ static int pull_one(twin *t, batch *b)
 {
     for (size_t i = 0; i < t->size; i += BLOCK) {
         size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
-        int r = batch_add(b, t->dev + i, n, t->copy + i, t->host + i, t->region);
+        int r = batch_add(b, t, t->dev + i, n, t->copy + i, t->host + i);
         if (r) return r;
         memcpy(b->buf + b->fill - n, t->copy + i, n); /* what io may compare against */
     }
@@ -313,12 +343,137 @@ __attribute__((destructor)) static void say_stats(void)
 {
     if (stats_.pushes || stats_.syncs)
         apigen_trace("twins: %llu pushes compared %llu MB, sent %llu kB, %llu us; %llu syncs read "
-                     "%llu MB of stale twins, %llu us",
+                     "%llu MB of stale twins (%llu changed pages), %llu us",
                      (unsigned long long)stats_.pushes, (unsigned long long)(stats_.push_bytes >> 20),
                      (unsigned long long)(stats_.push_sent >> 10),
                      (unsigned long long)(stats_.push_ns / 1000), (unsigned long long)stats_.syncs,
                      (unsigned long long)(stats_.sync_bytes >> 20),
+                     (unsigned long long)stats_.sync_pages,
                      (unsigned long long)(stats_.sync_ns / 1000));
+}
+
+/* ---- pulls that move only the pages that differ (apigen_twin_sync_pages) --------------------
+ * The spans of stale twins (a twin's 4 MiB blocks, so a span's pages are
+ * its twin's) gathered as a push's are, the io sent each span's page
+ * digests as the twin keeps them; what comes back is a bitmap and the
+ * changed pages, merged into the copies and ranges as a full pull's bytes
+ * are. The digests and the answer live in buffers kept for the next
+ * synchronization (lock_ held): a synchronization that finds nothing
+ * changed touches no twin's bytes. */
+typedef struct paged {
+    apigen_twin_span span[APIGEN_TWIN_SPANS];
+    twin *tw[APIGEN_TWIN_SPANS];
+    size_t off[APIGEN_TWIN_SPANS]; /* the span's place in its twin */
+    unsigned n;
+    size_t total, pages;
+    apigen_twin_pages_io io;
+    void *user;
+} paged;
+
+static struct {
+    apigen_page_digest *known;
+    size_t nknown;
+    unsigned char *reply;
+    size_t cap;
+} pbuf_;
+
+/* The answer against the spans: its bitmap's pages' bytes, exactly. */
+static bool paged_matches(const paged *p, const unsigned char *bitmap, size_t used)
+{
+    size_t map = (p->pages + 7) / 8, want = map, pg = 0;
+    if (used < map) return false;
+    for (unsigned i = 0; i < p->n; i++)
+        for (size_t o = 0; o < p->span[i].len; o += APIGEN_PAGE, pg++)
+            if (bitmap[pg / 8] & (1u << (pg % 8)))
+                want += p->span[i].len - o < APIGEN_PAGE ? p->span[i].len - o : APIGEN_PAGE;
+    return want == used;
+}
+
+static int paged_flush(paged *p)
+{
+    if (!p->n) return 0;
+    size_t map = (p->pages + 7) / 8, need = map + p->total, used = 0;
+    if (p->pages > pbuf_.nknown) {
+        apigen_page_digest *k = realloc(pbuf_.known, p->pages * sizeof *k);
+        if (!k) return APIGEN_TWIN_NO_MEMORY;
+        pbuf_.known = k, pbuf_.nknown = p->pages;
+    }
+    if (need > pbuf_.cap) {
+        unsigned char *r = realloc(pbuf_.reply, need);
+        if (!r) return APIGEN_TWIN_NO_MEMORY;
+        pbuf_.reply = r, pbuf_.cap = need;
+    }
+    apigen_page_digest *k = pbuf_.known;
+    for (unsigned i = 0; i < p->n; i++) {
+        size_t np = (p->span[i].len + APIGEN_PAGE - 1) / APIGEN_PAGE;
+        memcpy(k, p->tw[i]->dig + p->off[i] / APIGEN_PAGE, np * sizeof *k);
+        k += np;
+    }
+    int r = p->io(p->span, p->n, pbuf_.known, pbuf_.reply, need, &used, p->user);
+    if (!r && (used > need || !paged_matches(p, pbuf_.reply, used))) {
+        apigen_log("twins: the answer to a read of %u span(s) (%zu bytes) does not match their "
+                   "pages: nothing of it written",
+                   p->n, used);
+        r = APIGEN_TWIN_BAD_REPLY;
+    }
+    const unsigned char *bitmap = pbuf_.reply, *got = bitmap + map;
+    size_t pg = 0;
+    for (unsigned i = 0; i < p->n && !r; i++) {
+        twin *t = p->tw[i];
+        for (size_t o = 0; o < p->span[i].len; o += APIGEN_PAGE, pg++) {
+            if (!(bitmap[pg / 8] & (1u << (pg % 8)))) continue;
+            size_t at = p->off[i] + o, k = p->span[i].len - o < APIGEN_PAGE ? p->span[i].len - o
+                                                                              : APIGEN_PAGE;
+            unsigned char *c = t->copy + at, *h = t->host + at;
+            for (size_t j = 0; j < k; j++) /* the device's changes; the rest may be the application's */
+                if (got[j] != c[j]) h[j] = c[j] = got[j];
+            twin_copied(t, at, k);
+            got += k;
+            if (apigen_tracing()) stats_.sync_pages++;
+        }
+    }
+    p->n = 0;
+    p->total = p->pages = 0;
+    return r;
+}
+
+/* lock_ held: t's blocks into the paged pull */
+static int paged_add(paged *p, twin *t)
+{
+    if (!twin_digests(t)) return APIGEN_TWIN_NO_MEMORY;
+    for (size_t i = 0; i < t->size; i += BLOCK) {
+        size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
+        if (p->n == APIGEN_TWIN_SPANS || p->total + n > BLOCK) {
+            int r = paged_flush(p);
+            if (r) return r;
+        }
+        p->span[p->n] = (apigen_twin_span){t->dev + i, n};
+        p->tw[p->n] = t;
+        p->off[p->n++] = i;
+        p->total += n;
+        p->pages += (n + APIGEN_PAGE - 1) / APIGEN_PAGE;
+    }
+    return 0;
+}
+
+int apigen_twin_sync_pages(bool all_done, apigen_twin_pages_io io, void *user)
+{
+    if (!apigen_twin_live()) return 0;
+    paged p = {.io = io, .user = user};
+    int r = 0;
+    uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
+    pthread_mutex_lock(&lock_);
+    for (twin *t = twins_; t && !r; t = t->next)
+        if (t->stale) {
+            r = paged_add(&p, t);
+            if (t0) stats_.sync_bytes += t->size;
+        }
+    if (!r) r = paged_flush(&p);
+    if (!r && all_done) /* staleness clears only once every stale twin came back */
+        for (twin *t = twins_; t; t = t->next) t->stale = false;
+    if (t0) stats_.syncs++, stats_.sync_ns += apigen_now_ns() - t0;
+    pthread_mutex_unlock(&lock_);
+    return r;
 }
 
 /* ---- host pointers in a kernel's parameters -----------------------------------------------
@@ -417,6 +572,7 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
     }
     *dev = t->alloc;
     free(t->copy);
+    free(t->dig);
     free(t);
     return r;
 }
@@ -433,6 +589,7 @@ void apigen_twin_forget_all(void)
     while (t) {
         twin *next = t->next;
         free(t->copy);
+        free(t->dig);
         free(t);
         t = next;
     }

@@ -51,10 +51,12 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
  * (queue_check.c: a context current, no capture), so a changed twin costs
  * no round trip; its error then comes at the thread's next synchronizing
  * call. A sync's pull is one round trip however many twins are stale, and
- * brings back only the pages that differ from what the twins hold (buf, on
- * entry; runtime/pages.c): NCCL's 1 MiB work FIFO, which the device only
- * reads, costs its digests (4 KiB) instead of its bytes at every
- * synchronization. A push of one span takes the copy's own path. */
+ * brings back only the pages that differ from the digests twin.c keeps of
+ * the twins (runtime/pages.c, apigen_twin_sync_pages): NCCL's 1 MiB work
+ * FIFO, which the device only reads, costs its digests (4 KiB) instead of
+ * its bytes at every synchronization, and no pass over its bytes in the
+ * guest. A twin's last pull (apigen_twin_remove) digests what the twin
+ * holds (buf) itself. A push of one span takes the copy's own path. */
 static size_t twin_split(const apigen_twin_span *span, unsigned n, CUdeviceptr *dev, size_t *len)
 {
     size_t total = 0;
@@ -85,6 +87,17 @@ static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
     return (int)e;
 }
 
+static int twin_pages_io(const apigen_twin_span *span, unsigned n, const apigen_page_digest *known,
+                         void *reply, size_t cap, size_t *used, void *user)
+{
+    (void)user;
+    CUdeviceptr dev[APIGEN_TWIN_SPANS];
+    size_t len[APIGEN_TWIN_SPANS];
+    (void)twin_split(span, n, dev, len);
+    size_t pages = apigen_pages_count(len, n);
+    return (int)apigenCudaReadSpans(dev, len, n, known, pages * sizeof *known, reply, cap, used);
+}
+
 static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device, void *user)
 {
     (void)user;
@@ -97,7 +110,9 @@ static int twin_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_
 }
 static CUresult twin_err(int r)
 {
-    return r == APIGEN_TWIN_NO_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : (CUresult)r;
+    return r == APIGEN_TWIN_NO_MEMORY   ? CUDA_ERROR_OUT_OF_MEMORY
+           : r == APIGEN_TWIN_BAD_REPLY ? CUDA_ERROR_UNKNOWN
+                                        : (CUresult)r;
 }
 void apigen_cuda_twin_own(void)
 {
@@ -143,7 +158,7 @@ void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz)
 
 CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz)
 {
-    CUresult e = twin_err(apigen_twin_sync(scope == APIGEN_SYNC_ALL, twin_io, NULL));
+    CUresult e = twin_err(apigen_twin_sync_pages(scope == APIGEN_SYNC_ALL, twin_pages_io, NULL));
     if (e != CUDA_SUCCESS) return e;
     if (!apigen_mirror_live()) return CUDA_SUCCESS;
     uint64_t q, o;

@@ -9,7 +9,11 @@
  * a stale range and hands back the allocation; io errors stop and return;
  * a pull's io finds in buf what the twins hold (io and pl_io move only the
  * pages that differ from it, runtime/pages.c: a wrong buf would write
- * wrong bytes into the ranges);
+ * wrong bytes into the ranges); apigen_twin_sync_pages gives io the
+ * digests twin.c keeps (an unchanged twin: no page back; changed pages
+ * merged as a pull's bytes are; the digests follow a push, so a page the
+ * device sets back to what it held comes back; an answer that does not
+ * match its spans writes nothing);
  * no range: nothing is called. apigen_twin_translate gives a kernel's
  * parameters the twin's address for 8-byte words inside a twin (or a range
  * make adds), leaves every other word; apigen_twin_forget_all drops every
@@ -254,9 +258,111 @@ static void test_place(void)
     free(pl_mem);
 }
 
+static unsigned char *pg_dev_; /* test_sync_pages' "device" allocation */
+static const uint64_t PG_DEV = 0x6000000000ull;
+
+/* pushes (and a remove's pull) of test_sync_pages' twin: plain copies */
+static int pages_push_io(const apigen_twin_span *span, unsigned n, void *buf, bool to_device,
+                         void *user)
+{
+    (void)user;
+    unsigned char *b = buf;
+    for (unsigned i = 0; i < n; b += span[i].len, i++) {
+        unsigned char *d = pg_dev_ + (span[i].dev - PG_DEV);
+        if (to_device) memcpy(d, b, span[i].len);
+        else memcpy(b, d, span[i].len);
+    }
+    return 0;
+}
+
+/* apigen_twin_sync_pages: io answers from the digests twin.c keeps, as
+ * specs/cuda/managed.c's (the server packs the device's pages,
+ * apigen_pages_pack); pg_bad_ flips the answer's first bit. */
+static size_t pg_size_, pg_back_, pg_calls_;
+static int pg_bad_;
+static int pages_io(const apigen_twin_span *span, unsigned n, const apigen_page_digest *known,
+                    void *reply, size_t cap, size_t *used, void *user)
+{
+    (void)user;
+    pg_calls_++;
+    if (fail_with_) return fail_with_;
+    size_t len[APIGEN_TWIN_SPANS] = {0}, total = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (span[i].dev < PG_DEV || span[i].dev + span[i].len > PG_DEV + pg_size_) return 99;
+        len[i] = span[i].len;
+        total += len[i];
+    }
+    size_t map = (apigen_pages_count(len, n) + 7) / 8;
+    if (cap < map + total || total > ((size_t)4 << 20)) return 98;
+    unsigned char *now = malloc(total), *b = now;
+    for (unsigned i = 0; i < n; b += len[i], i++) memcpy(b, pg_dev_ + (span[i].dev - PG_DEV), len[i]);
+    *used = apigen_pages_pack(reply, now, len, n, known);
+    pg_back_ += (*used - map) / APIGEN_PAGE;
+    if (pg_bad_) ((unsigned char *)reply)[0] ^= 1;
+    free(now);
+    return 0;
+}
+
+static void test_sync_pages(void)
+{
+    pg_size_ = (9u << 20) + 4096 * 3; /* three blocks, the last one short */
+    unsigned char *host = malloc(pg_size_);
+    pg_dev_ = malloc(pg_size_);
+    for (size_t i = 0; i < pg_size_; i++) host[i] = (unsigned char)(i * 7 + 1);
+    memcpy(pg_dev_, host, pg_size_);
+    CHECK(apigen_twin_add(host, pg_size_, PG_DEV, false) == 0);
+    /* stale, nothing changed: no page comes back (one io call per block) */
+    apigen_twin_wrote(0, 0);
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == 0 && pg_back_ == 0 && pg_calls_ == 3);
+    /* the device writes two pages of two blocks; the host writes a third
+     * page meanwhile, and a byte of one of the device's pages: both stay */
+    apigen_twin_wrote(0, 0);
+    memset(pg_dev_ + 100, 0xa1, 20);
+    memset(pg_dev_ + (8u << 20) + 4096 * 2 + 7, 0xa2, 9);
+    host[50000] = 0x11;
+    host[4000] = 0x12;
+    pg_back_ = pg_calls_ = 0;
+    CHECK(apigen_twin_sync_pages(false, pages_io, NULL) == 0 && pg_back_ == 2 && pg_calls_ == 3);
+    CHECK(all(host + 100, 20, 0xa1) && all(host + (8u << 20) + 4096 * 2 + 7, 9, 0xa2));
+    CHECK(host[50000] == 0x11 && host[4000] == 0x12);
+    /* still stale (a queue's sync): the same pages are not sent again */
+    pg_back_ = 0;
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == 0 && pg_back_ == 0);
+    /* the digests follow a push: the host's page goes out (Y over X), the
+     * device writes X back; the page must come back as X (a digest left at
+     * X's would take it as unchanged) */
+    unsigned char x[64];
+    memcpy(x, host + (4u << 20) + 64, sizeof x);
+    memset(host + (4u << 20) + 64, 0x5e, sizeof x);
+    CHECK(apigen_twin_push(pages_push_io, NULL) == 0 && all(pg_dev_ + (4u << 20) + 64, 64, 0x5e));
+    memcpy(pg_dev_ + (4u << 20) + 64, x, sizeof x);
+    apigen_twin_wrote(0, 0);
+    pg_back_ = 0;
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == 0 && pg_back_ == 1);
+    CHECK(!memcmp(host + (4u << 20) + 64, x, sizeof x) && !memcmp(host, pg_dev_, pg_size_));
+    /* an answer that does not match its spans: refused, nothing written */
+    apigen_twin_wrote(0, 0);
+    memset(pg_dev_ + 8192, 0x77, 16);
+    pg_bad_ = 1;
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == APIGEN_TWIN_BAD_REPLY);
+    CHECK(host[8192] != 0x77);
+    pg_bad_ = 0;
+    /* an io error is returned; the next sync brings the page */
+    fail_with_ = 41;
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == 41);
+    fail_with_ = 0;
+    CHECK(apigen_twin_sync_pages(true, pages_io, NULL) == 0 && all(host + 8192, 16, 0x77));
+    CHECK(!memcmp(host, pg_dev_, pg_size_));
+    uint64_t gone = 0;
+    CHECK(apigen_twin_remove(host, &gone, pages_push_io, NULL) == 0 && gone == PG_DEV);
+    free(host);
+    free(pg_dev_);
+}
+
 int main(void)
 {
     test_place();
+    test_sync_pages();
     unsigned char *host = malloc(N), *ro = malloc(4096);
     dev_ = malloc(N);
     for (size_t i = 0; i < N; i++) host[i] = (unsigned char)(i * 13);
