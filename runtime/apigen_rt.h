@@ -730,6 +730,12 @@ void apigen_lasterr_queued(const apigen_api *api, bool checked);
  * before it answers a call in the guest. get: set (or the table overflowed). */
 void apigen_mark_set(const char *name);
 bool apigen_mark_get(const char *name);
+/* Named counts the stubs of one process share (marks.c): what is open now
+ * through any of them (a stream capture begun and not yet ended). add:
+ * delta, never below 0; zero: none open (false when the table overflowed:
+ * a count only ever stops a local answer). */
+void apigen_mark_add(const char *name, int delta);
+bool apigen_mark_zero(const char *name);
 /* Repeats of calls the library accepted (spec `async_repeats: true`,
  * runtime/repeat.c): a generated stub hashes the values the library checks
  * (integers, enums, handle ids, the alignment of device addresses, the

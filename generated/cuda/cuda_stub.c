@@ -24233,7 +24233,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+/* The forwarder of cuStreamEndCapture: the spec's hand-written guest code exports cuStreamEndCapture and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24290,7 +24291,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+/* The forwarder of cuStreamEndCapture_ptsz: the spec's hand-written guest code exports cuStreamEndCapture_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

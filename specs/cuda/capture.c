@@ -3,8 +3,9 @@
  * graph node that reads or writes the application's host memory at every
  * launch of the graph. Forwarded, the server reaches only the guest's
  * shared-memory arena (unix://, shm://), which it maps and registers
- * (host_arena.c), so from the process's first cuStreamBeginCapture* on, an
- * async copy with a host side asks whether its stream captures, and a
+ * (host_arena.c), so while the process has a capture open (from a
+ * cuStreamBeginCapture* to its end), an async copy with a host side asks
+ * whether its stream captures, and a
  * captured one names host memory through the runtime's apigen_graph_host
  * (arena_shadow.c, shared with cudart's stub): cuMemAllocHost memory (the
  * arena) as it is, pageable memory through a shadow block in the arena with
@@ -26,7 +27,6 @@
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
-static atomic_bool captured_ever_;
 
 /* the generated forwarding functions (wrap: {guest: true}) */
 CUresult cuda_fwd_cuStreamBeginCapture(CUstream hStream);
@@ -53,49 +53,72 @@ CUresult cuda_fwd_cuMemcpyAtoHAsync_v2(void *dst, CUarray src, size_t off, size_
 CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dst, CUarray src, size_t off, size_t n,
                                             CUstream s);
 
-/* ---- beginning a capture: from then on copies ask -------------------------------------------- */
-/* (set before the call: a copy racing with it must ask; the runtime's stub
- * learns it through the family's mark) */
+/* ---- captures open: while one is, copies ask -------------------------------------------------
+ * (counted before the call: a copy racing with it must ask; the runtime's
+ * stub counts through the same name, capture_mark.h) */
 static void capture_begins(void)
 {
-    atomic_store(&captured_ever_, true);
-    apigen_mark_set(APIGEN_CUDA_CAPTURE_MARK);
+    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, 1);
+}
+
+static CUresult capture_begun(CUresult e)
+{
+    if (e != CUDA_SUCCESS) apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+    return e;
 }
 
 APIGEN_EXPORT CUresult cuStreamBeginCapture(CUstream hStream)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCapture(hStream);
+    return capture_begun(cuda_fwd_cuStreamBeginCapture(hStream));
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCapture_ptsz(hStream);
+    return capture_begun(cuda_fwd_cuStreamBeginCapture_ptsz(hStream));
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCapture_v2(hStream, mode);
+    return capture_begun(cuda_fwd_cuStreamBeginCapture_v2(hStream, mode));
 }
 APIGEN_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCapture_v2_ptsz(hStream, mode);
+    return capture_begun(cuda_fwd_cuStreamBeginCapture_v2_ptsz(hStream, mode));
 }
 #ifdef APIGEN_HAS_FN_cuStreamBeginCaptureToGraph
 APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph(TO_GRAPH_ARGS)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData,
-                                                numDependencies, mode);
+    return capture_begun(cuda_fwd_cuStreamBeginCaptureToGraph(
+        hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
 }
 APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS)
 {
     capture_begins();
-    return cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies,
-                                                     dependencyData, numDependencies, mode);
+    return capture_begun(cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(
+        hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
 }
 #endif
+
+/* A capture ends at a successful or an invalidated end (the graph NULL). */
+CUresult cuda_fwd_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+CUresult cuda_fwd_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
+static CUresult capture_ended(CUresult e)
+{
+    if (e == CUDA_SUCCESS || e == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+    return e;
+}
+APIGEN_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    return capture_ended(cuda_fwd_cuStreamEndCapture(hStream, phGraph));
+}
+APIGEN_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    return capture_ended(cuda_fwd_cuStreamEndCapture_ptsz(hStream, phGraph));
+}
 
 /* ---- whether a stream captures, answered in the guest -------------------------------------- */
 CUresult cuda_fwd_cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
@@ -103,21 +126,23 @@ CUresult cuda_fwd_cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStat
 
 /* NVIDIA's runtime asks cuStreamIsCapturing of the default stream once per
  * PyTorch training step (one of its two round trips over the driver stub,
- * H200 2026-11-27). No stream captures before this process began a capture
- * (here, or through the runtime's stub: the family's mark), so the answer
+ * H200 2026-11-27). No stream captures while this process has no capture
+ * open (begun here, or through the runtime's stub: the family's count; a
+ * stream joins a capture only while one is open), so the answer
  * is CU_STREAM_CAPTURE_STATUS_NONE and success for a default stream (NULL,
  * CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) of the thread's current context,
  * while the guest knows one current (thread state: any call that may end a
  * context makes it unknown; APIGEN_CACHE=0 keeps none). A created stream,
- * a thread with no context it knows, or any capture begun: the server is
- * asked. As for every answer kept in the guest, a queued call's error is
+ * a thread with no context it knows, or a capture open: the server is
+ * asked (torch_ddp's 688 round trips after its graph's capture had ended,
+ * two H200s 2026-11-30). As for every answer kept in the guest, a queued call's error is
  * the next call's that reaches the server. */
 static bool no_capture_possible(CUstream s, const CUstreamCaptureStatus *status)
 {
     uint64_t ctx = 0;
     return status && (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) &&
-           !atomic_load(&captured_ever_) && !apigen_mark_get(APIGEN_CUDA_CAPTURE_MARK) &&
-           apigen_tstate_get(&cuda_api, 0, &ctx) && ctx;
+           apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN) && apigen_tstate_get(&cuda_api, 0, &ctx) &&
+           ctx;
 }
 
 #define IS_CAPTURING(name)                                                                         \
@@ -136,9 +161,9 @@ IS_CAPTURING(cuStreamIsCapturing)
 IS_CAPTURING(cuStreamIsCapturing_ptsz)
 
 /* queue_check.c: a synchronous copy may be refused while a capture is open */
-int apigen_cuda_captured_ever(void)
+int apigen_cuda_capture_open(void)
 {
-    return atomic_load(&captured_ever_);
+    return !apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN);
 }
 
 /* The legacy stream never captures (and asking about it while another
@@ -146,7 +171,8 @@ int apigen_cuda_captured_ever(void)
  * stream but for the _ptsz forms. */
 int apigen_cuda_captures(CUstream s, int ptsz)
 {
-    if (!atomic_load(&captured_ever_) || s == CU_STREAM_LEGACY || (!ptsz && s == NULL)) return 0;
+    if (apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN) || s == CU_STREAM_LEGACY || (!ptsz && s == NULL))
+        return 0;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     apigen_hold_deferred(true); /* an async error is the application's next call's */
     CUresult q = ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs);

@@ -1,11 +1,14 @@
-/* capture_mark.h: the mark (apigen_mark_set, runtime/marks.c) that the CUDA
- * driver's and the runtime's guest code set when the process begins a
- * stream capture through them: one stub answers a capture query in the
- * guest only while neither may have a capture open (specs/cudart/guest.c,
- * cudaStreamIsCapturing). */
+/* capture_mark.h: the count (apigen_mark_add, runtime/marks.c) of the
+ * stream captures the process began through the CUDA driver's or the
+ * runtime's stub and did not end yet: a stub answers a capture query in the
+ * guest, queues what a capture would refuse and lets async copies skip the
+ * capture question only while no capture is open (specs/cuda/capture.c,
+ * specs/cudart/guest.c). Counted up before a begin is sent (a call racing
+ * with it asks), down after a successful or invalidated end; a count left
+ * too high only asks the server. */
 #ifndef APIGEN_CUDA_CAPTURE_MARK_H
 #define APIGEN_CUDA_CAPTURE_MARK_H
 
-#define APIGEN_CUDA_CAPTURE_MARK "CUDA stream capture begun"
+#define APIGEN_CUDA_CAPTURES_OPEN "CUDA stream captures open"
 
 #endif

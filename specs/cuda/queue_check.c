@@ -45,7 +45,7 @@ void apigen_cuda_own_copies(bool on)
 bool cuda_may_queue_own(void)
 {
     uint64_t ctx = 0;
-    return !own_ && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_captured_ever();
+    return !own_ && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_capture_open();
 }
 
 bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)

@@ -1076,33 +1076,28 @@ cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptu
 /* ---- stream capture ---------------------------------------------------------------------
  * What must change inside a capture (host functions that run at every launch
  * of the graph, pageable copies below) asks stream_captures. */
-static atomic_bool captured_ever_;
-
-/* Captures this process began that may not have ended: launches are not
- * queued meanwhile (launch_check.c), as a capture refuses some of its own.
- * A capture ends at a successful or invalidated end; a miscount upward only
- * sends launches synchronously. */
-static atomic_int captures_open_;
-
+/* Captures this process began that may not have ended, through this stub
+ * or the driver's (the family's count, capture_mark.h): launches are not
+ * queued meanwhile (launch_check.c), as a capture refuses some of its own,
+ * and copies ask whether their stream captures. A capture ends at a
+ * successful or invalidated end; a miscount upward only asks the server. */
 bool cudart_capture_maybe_active(void)
 {
-    return atomic_load(&captures_open_) > 0;
+    return !apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN);
 }
 
 bool cudart_stream_known_ok(cudaStream_t stream); /* launch_check.c */
 void cudart_arena_dst_mark(const void *peer, size_t count); /* launch_check.c */
 
-/* (before the call: a copy racing with it must ask; the mark tells the
- * family's other stubs, capture_mark.h) */
+/* (counted before the call: a copy racing with it must ask) */
 static void capture_begins(void)
 {
-    atomic_store(&captured_ever_, true);
-    apigen_mark_set(APIGEN_CUDA_CAPTURE_MARK);
+    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, 1);
 }
 
 static cudaError_t capture_begun(cudaError_t e)
 {
-    if (e == cudaSuccess) atomic_fetch_add(&captures_open_, 1);
+    if (e != cudaSuccess) apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
     return e;
 }
 
@@ -1110,10 +1105,8 @@ static cudaError_t capture_begun(cudaError_t e)
     APIGEN_EXPORT cudaError_t name(cudaStream_t stream, cudaGraph_t *pGraph)                       \
     {                                                                                              \
         cudaError_t e = cudart_fwd_##name(stream, pGraph);                                         \
-        if (e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated) {                          \
-            int n = atomic_load(&captures_open_);                                                  \
-            while (n > 0 && !atomic_compare_exchange_weak(&captures_open_, &n, n - 1)) {}          \
-        }                                                                                          \
+        if (e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated)                            \
+            apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);                                        \
         return e;                                                                                  \
     }
 END_CAPTURE(cudaStreamEndCapture)
@@ -1140,13 +1133,13 @@ BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz)
 #endif
 
 /* Whether work enqueued on stream now is captured into a graph (flags:
- * PTSZ). Nothing is before this process began a capture, so only then is
+ * PTSZ). Nothing is while this process has no capture open, so only then is
  * the server asked (a round trip). The legacy stream never captures (and
  * asking about it while another stream captures would invalidate that
  * capture). */
 static bool stream_captures(cudaStream_t stream, uint32_t flags)
 {
-    if (!atomic_load(&captured_ever_) || stream == cudaStreamLegacy ||
+    if (!cudart_capture_maybe_active() || stream == cudaStreamLegacy ||
         (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
         return false;
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -1158,17 +1151,17 @@ static bool stream_captures(cudaStream_t stream, uint32_t flags)
 }
 
 /* cudaStreamIsCapturing answered in the guest (PyTorch asks once per
- * training step) while no capture can exist: none ever begun in this
- * process, through this stub or the driver's (the family's mark,
- * capture_mark.h); the thread's last error known to be success, so the call
+ * training step) while no capture can exist: none open in this process,
+ * through this stub or the driver's (the family's count, capture_mark.h; a
+ * stream joins a capture only while one is open); the thread's last error known to be success, so the call
  * would carry no queued call's error either (runtime/lasterr.c); a default
  * stream or a stream of the thread's current device the guest knows
  * (launch_check.c). Natively the answer is then cudaStreamCaptureStatusNone
  * and success; anything else asks the server. */
 static bool no_capture_possible(cudaStream_t stream, const enum cudaStreamCaptureStatus *status)
 {
-    return status && !atomic_load(&captured_ever_) && !apigen_mark_get(APIGEN_CUDA_CAPTURE_MARK) &&
-           apigen_lasterr_clean(&cudart_api) && cudart_stream_known_ok(stream);
+    return status && !cudart_capture_maybe_active() && apigen_lasterr_clean(&cudart_api) &&
+           cudart_stream_known_ok(stream);
 }
 
 #define IS_CAPTURING(name)                                                                         \

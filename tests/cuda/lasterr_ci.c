@@ -135,11 +135,12 @@ int main(void)
      * the first launch asks it */
     bad += loop("warm-up again", 1) + loop("after the errors", 100);
 
-    printf("-- capture queries: none can be active until a capture begins\n");
-    cudaStream_t s0 = NULL;
+    printf("-- capture queries: none can be active while no capture is open\n");
+    cudaStream_t s0 = NULL, s2 = NULL;
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusInvalidated;
     cudaGraph_t graph = NULL;
     printf("cudaStreamCreate: %s\n", nm(cudaStreamCreate(&s0)));
+    printf("cudaStreamCreate (another): %s\n", nm(cudaStreamCreate(&s2)));
     show("a launch on it", go(k_add, d3(1, 1, 1), d3(32, 1, 1), 0, s0));
     printf("cudaStreamIsCapturing(NULL status): %s\n", nm(cudaStreamIsCapturing(0, NULL)));
     show("after it", cudaSuccess);
@@ -147,6 +148,7 @@ int main(void)
     printf("cudaStreamBeginCapture: %s\n", nm(cudaStreamBeginCapture(s0, cudaStreamCaptureModeRelaxed)));
     cudaError_t e = cudaStreamIsCapturing(s0, &cs); /* before cs is read */
     printf("cudaStreamIsCapturing(capturing stream): %s, %s\n", nm(e), status_name(cs));
+    bad += queries("capture queries while one is open", 10, s2); /* relaxed: the default streams may be asked */
     e = cudaStreamEndCapture(s0, &graph);
     printf("cudaStreamEndCapture: %s, graph %s\n", nm(e), graph ? "made" : "none");
     bad += queries("capture queries after a capture", 10, s0);

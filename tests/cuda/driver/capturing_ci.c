@@ -1,11 +1,13 @@
 /* Whether the default stream captures, answered in the guest by the driver
- * stub (specs/cuda/capture.c) until the process begins a capture:
+ * stub (specs/cuda/capture.c) while the process has no capture open:
  * tests/cuda/settle_ci.sh runs this natively and forwarded over the stand-in
  * driver (tests/cuda/driver/fake_driver.c: one capture at a time, the legacy
  * stream refused while it is open), requires the same output, and counts the
  * cuStreamIsCapturing calls answered in the guest (marked "kept"): a default
  * stream of a context the guest knows current; a created stream, no known
- * context, and everything after a capture begins go to the driver. */
+ * context, and everything while a capture is open (from its begin to its
+ * successful or invalidated end; a refused begin or end changes nothing)
+ * go to the driver. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,11 +24,12 @@ int main(void)
 {
     CUdevice d;
     CUcontext c;
-    CUstream s;
+    CUstream s, s2;
     CUgraph g;
     CUdeviceptr mem = 0;
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
-        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuMemAlloc(&mem, 64)) {
+        cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING) ||
+        cuMemAlloc(&mem, 64)) {
         printf("setup failed\n");
         return 1;
     }
@@ -45,7 +48,7 @@ int main(void)
     ask("the legacy stream while it captures", NULL);
     ask("CU_STREAM_PER_THREAD while it captures", CU_STREAM_PER_THREAD);
     printf("cuStreamEndCapture: %d\n", (int)cuStreamEndCapture(s, &g));
-    ask("the legacy stream after the capture", NULL); /* asked: a capture was begun */
+    ask("the legacy stream after the capture", NULL); /* kept 9: none open */
     ask("the created stream after it", s);
     /* a capture invalidated (its stream synchronized): the driver ends it
      * with a NULL graph, which NVIDIA's runtime hands on to the program */
@@ -64,5 +67,16 @@ int main(void)
            : g == (CUgraph)(uintptr_t)0x1234 ? "left as it was"
                                              : "another");
     printf("cuMemFree after it: %d\n", (int)cuMemFree(mem));
+    ask("the legacy stream after the invalidated capture's end", NULL); /* kept 10 */
+    printf("cuStreamBeginCapture of the legacy stream: %d\n",
+           (int)cuStreamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    ask("the legacy stream after a refused begin", NULL); /* kept 11 */
+    printf("cuStreamBeginCapture a third time: %d\n",
+           (int)cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    printf("cuStreamEndCapture of a stream that does not capture: %d\n",
+           (int)cuStreamEndCapture(s2, &g));
+    ask("the legacy stream while the third capture is open", NULL);
+    printf("cuStreamEndCapture of the third: %d\n", (int)cuStreamEndCapture(s, &g));
+    ask("the legacy stream after the third", NULL); /* kept 12 */
     return 0;
 }
