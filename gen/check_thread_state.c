@@ -5,6 +5,7 @@
  * the server, a swap it accepted), so the guest answers exactly what the
  * server's thread would.
  * Runs after every parameter has its kind. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -75,6 +76,34 @@ static int want_slot(api_model *m, function_def *f, const spec_node *n, diag_sin
     return s;
 }
 
+/* `answer:` / `exchange:` ({SLOT: PARAM}, one of each at most): the slot and
+ * the parameter, which must be what `want` says (inout: an inout pointer to
+ * one enum value, else an out pointer to one value) */
+static void slot_param(api_model *m, function_def *f, const spec_node *n, const char *key,
+                       const char *want, int inout, diag_sink *d, int *slot, char **param)
+{
+    char what[40];
+    snprintf(what, sizeof what, "thread_state.%s", key);
+    if (!n || !spec_want_map(n, what, d, f->name, NULL)) return;
+    if (n->n != 1) {
+        diag_error(d, n->loc, f->name, NULL, "%s: one slot: {SLOT: PARAM}", what);
+        return;
+    }
+    int s = slot_of(m, n->keys[0]);
+    const spec_node *v = n->items[0];
+    param_def *p = v && v->kind == SN_SCALAR ? param_named(f, v->str) : NULL;
+    if (s < 0)
+        diag_error(d, n->key_locs[0], f->name, NULL, "%s: '%s' is not a slot of api.thread_state",
+                   what, n->keys[0]);
+    else if (!p || !(inout ? one_enum_inout(p) : one_value_out(p, 0)))
+        diag_error(d, v ? v->loc : n->loc, f->name, NULL, "%s: '%s' is not %s", what,
+                   v && v->kind == SN_SCALAR ? v->str : "?", want);
+    else {
+        *slot = s;
+        *param = p->name;
+    }
+}
+
 static void check_entry(api_model *m, function_def *f, const spec_node *E, state_entry *se,
                         diag_sink *d)
 {
@@ -134,49 +163,10 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
         }
     }
     if (fa) spec_bool(fa, "thread_state.forget_all", d, f->name, NULL, &se->forget_all);
-    if (an && spec_want_map(an, "thread_state.answer", d, f->name, NULL)) {
-        if (an->n != 1) {
-            diag_error(d, an->loc, f->name, NULL, "thread_state.answer: one slot: {SLOT: PARAM}");
-        } else {
-            int s = slot_of(m, an->keys[0]);
-            const spec_node *v = an->items[0];
-            param_def *p = v && v->kind == SN_SCALAR ? param_named(f, v->str) : NULL;
-            if (s < 0)
-                diag_error(d, an->key_locs[0], f->name, NULL,
-                           "thread_state.answer: '%s' is not a slot of api.thread_state", an->keys[0]);
-            else if (!p || !one_value_out(p, 0))
-                diag_error(d, v ? v->loc : an->loc, f->name, NULL,
-                           "thread_state.answer: '%s' is not an out pointer to one integer, enum or "
-                           "handle (that the call does not create)",
-                           v && v->kind == SN_SCALAR ? v->str : "?");
-            else {
-                se->answer_slot = s;
-                se->answer_param = p->name;
-            }
-        }
-    }
-    if (ex && spec_want_map(ex, "thread_state.exchange", d, f->name, NULL)) {
-        if (ex->n != 1) {
-            diag_error(d, ex->loc, f->name, NULL, "thread_state.exchange: one slot: {SLOT: PARAM}");
-        } else {
-            int s = slot_of(m, ex->keys[0]);
-            const spec_node *v = ex->items[0];
-            param_def *p = v && v->kind == SN_SCALAR ? param_named(f, v->str) : NULL;
-            if (s < 0)
-                diag_error(d, ex->key_locs[0], f->name, NULL,
-                           "thread_state.exchange: '%s' is not a slot of api.thread_state",
-                           ex->keys[0]);
-            else if (!p || !one_enum_inout(p))
-                diag_error(d, v ? v->loc : ex->loc, f->name, NULL,
-                           "thread_state.exchange: '%s' is not an inout pointer to one enum value "
-                           "(the new value in, the old one out)",
-                           v && v->kind == SN_SCALAR ? v->str : "?");
-            else {
-                se->exchange_slot = s;
-                se->exchange_param = p->name;
-            }
-        }
-    }
+    slot_param(m, f, an, "answer", "an out pointer to one integer, enum or handle (that the call "
+                                   "does not create)", 0, d, &se->answer_slot, &se->answer_param);
+    slot_param(m, f, ex, "exchange", "an inout pointer to one enum value (the new value in, the old "
+                                     "one out)", 1, d, &se->exchange_slot, &se->exchange_param);
 }
 
 /* api.thread_state_effects (what this API's calls do to the thread state

@@ -246,12 +246,25 @@ static void put_size(stub_fn *s, const char *name, const param_ann *a)
     free(sz);
 }
 
-static int is_exchanged(const function_def *f, const char *param)
+static const param_def *param_of(const function_def *f, const char *name)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        if (strcmp(f->sig.params[i].name, name) == 0) return &f->sig.params[i];
+    return NULL;
+}
+
+/* the function's `exchange:` entry (check_thread_state.c allows one), or NULL */
+static const state_entry *exchange_of(const function_def *f)
 {
     for (size_t k = 0; k < f->nstate; k++)
-        if (f->state[k].exchange_slot >= 0 && strcmp(f->state[k].exchange_param, param) == 0)
-            return 1;
-    return 0;
+        if (f->state[k].exchange_slot >= 0) return &f->state[k];
+    return NULL;
+}
+
+static int is_exchanged(const function_def *f, const char *param)
+{
+    const state_entry *se = exchange_of(f);
+    return se && strcmp(se->exchange_param, param) == 0;
 }
 
 static void put_phase2(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
@@ -981,9 +994,7 @@ static void put_tstate_answer(stub_fn *s)
     for (size_t k = 0; k < f->nstate; k++) {
         const state_entry *se = &f->state[k];
         if (se->answer_slot < 0) continue;
-        const param_def *p = NULL;
-        for (size_t i = 0; i < f->sig.nparams; i++)
-            if (strcmp(f->sig.params[i].name, se->answer_param) == 0) p = &f->sig.params[i];
+        const param_def *p = param_of(f, se->answer_param);
         char *ty = c_type(p->ann.elem_type);
         char *conv = p->ann.elem_type->kind == TY_POINTER ? xasprintf("(%s)(uintptr_t)v_", ty)
                                                           : xasprintf("(%s)v_", ty);
@@ -1006,24 +1017,20 @@ static void put_tstate_exchange_decl(stub_fn *s)
     emit_ctx *e = s->e;
     const function_def *f = s->f;
     const api_model *m = e->m;
-    for (size_t k = 0; k < f->nstate; k++) {
-        const state_entry *se = &f->state[k];
-        if (se->exchange_slot < 0) continue;
-        const param_def *p = NULL;
-        for (size_t i = 0; i < f->sig.nparams; i++)
-            if (strcmp(f->sig.params[i].name, se->exchange_param) == 0) p = &f->sig.params[i];
-        const enum_def *en = p->ann.elem_type->enm;
-        strbuf vb = {0};
-        for (size_t i = 0; i < en->nconsts; i++)
-            sb_printf(&vb, "%sxnew_ == (uint64_t)(int64_t)%s", i ? " || " : "", en->consts[i].name);
-        char *valid = sb_take(&vb);
-        char *cond = tstate_cond(f, se, 1), *idx = xasprintf("%d", se->exchange_slot);
-        PUT("stub_tstate_exchange_decl", "cond", cond, "name", p->name, "api", m->api.name, "idx",
-            idx, "slot", m->api.thread_state[se->exchange_slot], "valid", valid);
-        free(valid);
-        free(cond);
-        free(idx);
-    }
+    const state_entry *se = exchange_of(f);
+    if (!se) return;
+    const param_def *p = param_of(f, se->exchange_param);
+    const enum_def *en = p->ann.elem_type->enm;
+    strbuf vb = {0};
+    for (size_t i = 0; i < en->nconsts; i++)
+        sb_printf(&vb, "%sxnew_ == (uint64_t)(int64_t)%s", i ? " || " : "", en->consts[i].name);
+    char *valid = sb_take(&vb);
+    char *cond = tstate_cond(f, se, 1), *idx = xasprintf("%d", se->exchange_slot);
+    PUT("stub_tstate_exchange_decl", "cond", cond, "name", p->name, "api", m->api.name, "idx", idx,
+        "slot", m->api.thread_state[se->exchange_slot], "valid", valid);
+    free(valid);
+    free(cond);
+    free(idx);
 }
 
 /* `exchange:` with the old value known: answered here, the call queued (in
@@ -1033,30 +1040,26 @@ static void put_tstate_exchange_queued(stub_fn *s, const char *success, int last
     emit_ctx *e = s->e;
     const function_def *f = s->f;
     const api_model *m = e->m;
-    for (size_t k = 0; k < f->nstate; k++) {
-        const state_entry *se = &f->state[k];
-        if (se->exchange_slot < 0) continue;
-        const param_def *p = NULL;
-        for (size_t i = 0; i < f->sig.nparams; i++)
-            if (strcmp(f->sig.params[i].name, se->exchange_param) == 0) p = &f->sig.params[i];
-        char *ty = c_type(p->ann.elem_type);
-        char *conv = xasprintf("(%s)xold_", ty);
-        char *idx = xasprintf("%d", se->exchange_slot);
-        const char *slot = m->api.thread_state[se->exchange_slot];
-        PUT("stub_tstate_exchange_queued", "slot", slot);
-        e->o.indent += 4;
-        if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED)
-            PUT("stub_tstate_forget_named", "slot", slot);
-        e->o.indent -= 4;
-        PUT("stub_tstate_exchange_queued_end", "idx", idx, "slot", slot, "name", p->name, "conv",
-            conv, "success", success);
-        if (lasterr) /* the library takes it: the last error stays as it was */
-            PUT("stub_tstate_exchange_lasterr", "api", m->api.name);
-        PUT("stub_tstate_exchange_queued_done");
-        free(ty);
-        free(conv);
-        free(idx);
-    }
+    const state_entry *se = exchange_of(f);
+    if (!se) return;
+    const param_def *p = param_of(f, se->exchange_param);
+    char *ty = c_type(p->ann.elem_type);
+    char *conv = xasprintf("(%s)xold_", ty);
+    char *idx = xasprintf("%d", se->exchange_slot);
+    const char *slot = m->api.thread_state[se->exchange_slot];
+    PUT("stub_tstate_exchange_queued", "slot", slot);
+    e->o.indent += 4;
+    if (m->api.tstate_effects == TSTATE_EFFECTS_DECLARED)
+        PUT("stub_tstate_forget_named", "slot", slot);
+    e->o.indent -= 4;
+    PUT("stub_tstate_exchange_queued_end", "idx", idx, "slot", slot, "name", p->name, "conv", conv,
+        "success", success);
+    if (lasterr) /* the library takes it: the last error stays as it was */
+        PUT("stub_tstate_exchange_lasterr", "api", m->api.name);
+    PUT("stub_tstate_exchange_queued_done");
+    free(ty);
+    free(conv);
+    free(idx);
 }
 
 static void put_tstate_after(stub_fn *s, const char *success)
@@ -1097,9 +1100,7 @@ static void put_tstate_after(stub_fn *s, const char *success)
             } else {
                 break;
             }
-            const param_def *p = NULL;
-            for (size_t i = 0; i < f->sig.nparams; i++)
-                if (strcmp(f->sig.params[i].name, pn) == 0) p = &f->sig.params[i];
+            const param_def *p = param_of(f, pn);
             /* a device ordinal passed in was turned into its server's number
              * for the wire: the slot keeps the guest's, as an answer does */
             char *v = deref ? xasprintf("*%s", pn)
