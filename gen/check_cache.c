@@ -129,7 +129,15 @@ static const char *uncacheable_param(const param_ann *a)
         return "a handle: its id may name another object once this one is gone";
     case PK_DEVPTR:
         return "a device address: it may name another allocation once this one is freed";
-    case PK_IN: case PK_INOUT:
+    case PK_IN:
+        /* one plain element travels by copy in a cached function (emit_stub.c):
+         * its bytes are part of the key */
+        if (a->elem == EK_BYTES && !a->count && !a->terminated && !a->elem_by_param &&
+            !a->stream_host && a->elem_type && a->elem_type->kind != TY_VOID)
+            return NULL;
+        return "an input buffer the call sizes (only one plain element travels by copy): it may "
+               "travel as a reference into shared memory, not as bytes the guest can compare";
+    case PK_INOUT:
         return "an input buffer: it may travel as a reference into shared memory, not as "
                "bytes the guest can compare";
     case PK_OUT:

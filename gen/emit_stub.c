@@ -261,10 +261,15 @@ static const state_entry *exchange_of(const function_def *f)
     return NULL;
 }
 
-static int is_exchanged(const function_def *f, const char *param)
+/* An input buffer that travels by copy, never as a reference into shared
+ * memory: an `exchange:` value (its old value is stored there before the
+ * server reads it) and a cached function's one-element input (its bytes
+ * are part of the key, check_cache.c) */
+static int by_copy(const function_def *f, const param_def *p)
 {
     const state_entry *se = exchange_of(f);
-    return se && strcmp(se->exchange_param, param) == 0;
+    if (se && strcmp(se->exchange_param, p->name) == 0) return 1;
+    return f->cache && p->ann.kind == PK_IN && !p->ann.count;
 }
 
 static void put_phase2(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
@@ -285,11 +290,7 @@ static void put_phase2(stub_fn *s, const param_def *p, const char *name, const p
                 PUT("stub_put_keyed", "name", name, "keys", keys, "nkeys", nks);
                 free(keys);
             } else {
-                /* an `exchange:` value may go queued and its old value is
-                 * stored there before the server reads it: copied, never
-                 * referenced (an arena's bytes are read by the server) */
-                PUT(is_exchanged(s->f, p->name) ? "stub_put_bytes_copy" : "stub_put_bytes", "name",
-                    name);
+                PUT(by_copy(s->f, p) ? "stub_put_bytes_copy" : "stub_put_bytes", "name", name);
             }
             break;
         case EK_HANDLE: PUT(hobj(e) ? "stub_put_hids" : "stub_put_ids", "name", name); break;

@@ -15802,6 +15802,7 @@ APIGEN_EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const 
     CUresult ret_ = {0};
     uint64_t n_granularity = 0;
     uint64_t n_prop = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemGetAllocationGranularity))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)option)) goto nomem; /* option */
@@ -15812,8 +15813,8 @@ APIGEN_EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const 
     if (prop != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemAllocationProp), &n_prop)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, prop, n_prop)) goto nomem; /* prop */
-    st_ = apigen_call_sync(&call_);
+    if (!apigen_put_opt_bytes(call_.wr, prop, n_prop)) goto nomem; /* prop */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -15822,6 +15823,8 @@ APIGEN_EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const 
         ret_ = (CUresult)v_;
     }
     if (granularity != NULL && !apigen_get_into(&call_.rd, granularity, n_granularity, NULL)) goto bad; /* granularity */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && (ret_ == CUDA_SUCCESS || ret_ == (CUresult)call_.deferred_error)) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
@@ -15844,7 +15847,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuMemGetAllocationGranularity(granularity=%#llx, prop=%#llx, option=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)granularity, (unsigned long long)(uintptr_t)prop, (unsigned long long)option, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuMemGetAllocationGranularity(granularity=%#llx, prop=%#llx, option=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)granularity, (unsigned long long)(uintptr_t)prop, (unsigned long long)option, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

@@ -435,6 +435,8 @@ FAKE CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp
     NEED_INIT();
     (void)option;
     if (!g || !prop) return CUDA_ERROR_INVALID_VALUE;
+    if (prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop->location.id != 0)
+        return CUDA_ERROR_INVALID_DEVICE; /* one device */
     *g = VMM_GRANULE;
     return CUDA_SUCCESS;
 }

@@ -50,6 +50,7 @@
 #define APIGEN_HAS_FN_goldNoPrototype 1
 #define APIGEN_HAS_FN_goldOnEvent 1
 #define APIGEN_HAS_FN_goldPeekAtLastError 1
+#define APIGEN_HAS_FN_goldPointArea 1
 #define APIGEN_HAS_FN_goldPrintf 1
 #define APIGEN_HAS_FN_goldProps 1
 #define APIGEN_HAS_FN_goldRead 1
@@ -112,6 +113,8 @@
 #define APIGEN_HAS_PARAM_goldOnEvent_fn 1
 #define APIGEN_HAS_PARAM_goldOnEvent_obj 1
 #define APIGEN_HAS_PARAM_goldOnEvent_user 1
+#define APIGEN_HAS_PARAM_goldPointArea_area 1
+#define APIGEN_HAS_PARAM_goldPointArea_p 1
 #define APIGEN_HAS_PARAM_goldPrintf_fmt 1
 #define APIGEN_HAS_PARAM_goldProps_obj 1
 #define APIGEN_HAS_PARAM_goldProps_props 1

@@ -627,6 +627,41 @@ static void h_goldPeekAtLastError(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldPointArea(apigen_call_ctx *cx)
+{
+    const goldPoint *p = {0};
+    double *area = {0};
+    goldStatus ret_;
+    const void *b_p = NULL;
+    uint64_t l_p = 0;
+    uint64_t n_p = 0;
+    uint8_t p_area = 0;
+    uint64_t n_area = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_p, &l_p, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+    if (b_p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(goldPoint), &n_p)) { apigen_reject(cx, APIGEN_TOO_LARGE, "p"); return; }
+        if (l_p != n_p) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+        p = (const goldPoint *)b_p;
+    }
+    if (!apigen_get_u8(cx->rd, &p_area)) { apigen_reject(cx, APIGEN_BAD_ARGS, "area"); return; }
+    if (p_area) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_area)) { apigen_reject(cx, APIGEN_TOO_LARGE, "area"); return; }
+        area = apigen_scratch(cx, n_area, 1);
+        if (area == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldPointArea(p, area);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == GOLD_OK;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_area) { /* area */
+        k_ = ok_ ? n_area : 0;
+        if (!apigen_put_bytes_ref(cx->wr, area, k_)) return;
+    }
+}
+
 static void h_goldProps(apigen_call_ctx *cx)
 {
     const intptr_t *props = {0};
@@ -942,7 +977,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[31] = {
+static const char *const call_names_[32] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -964,6 +999,7 @@ static const char *const call_names_[31] = {
     [GOLD_CALL_goldNoPrototype] = "goldNoPrototype",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
+    [GOLD_CALL_goldPointArea] = "goldPointArea",
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",
@@ -974,7 +1010,7 @@ static const char *const call_names_[31] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[31] = {
+static const apigen_handler_fn handlers_[32] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -996,6 +1032,7 @@ static const apigen_handler_fn handlers_[31] = {
     [GOLD_CALL_goldNoPrototype] = h_goldNoPrototype,
     [GOLD_CALL_goldOnEvent] = h_goldOnEvent,
     [GOLD_CALL_goldPeekAtLastError] = h_goldPeekAtLastError,
+    [GOLD_CALL_goldPointArea] = h_goldPointArea,
     [GOLD_CALL_goldProps] = h_goldProps,
     [GOLD_CALL_goldRead] = h_goldRead,
     [GOLD_CALL_goldReserved] = h_goldReserved,
@@ -1006,7 +1043,7 @@ static const apigen_handler_fn handlers_[31] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[31] = {
+static const uint8_t stream_in_calls_[32] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

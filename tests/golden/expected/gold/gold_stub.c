@@ -1141,6 +1141,66 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldPointArea(const goldPoint *p, double *area)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t n_p = 0;
+    uint64_t n_area = 0;
+    bool cached_ = false;
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldPointArea))
+        goto fail;
+    if (p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(goldPoint), &n_p)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, p, n_p)) goto nomem; /* p */
+    if (area != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_area)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, area != NULL)) goto nomem; /* area */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (area != NULL && !apigen_get_into(&call_.rd, area, n_area, NULL)) goto bad; /* area */
+    if (!cached_ && (ret_ == GOLD_OK))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
+    if (call_.has_deferred && (ret_ == GOLD_OK || ret_ == (goldStatus)call_.deferred_error)) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported, also as the call's own error (else the next call reports it) */
+    }
+    if (ret_ != GOLD_OK)
+        apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    apigen_lasterr_forget(&gold_api); /* api.errors.last_error: unknown */
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldPointArea(p=%#llx, area=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)p, (unsigned long long)(uintptr_t)area, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT int goldPrintf(const char *fmt, ...)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
@@ -1717,7 +1777,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[31] = {
+static const char *const call_names_[32] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1739,6 +1799,7 @@ static const char *const call_names_[31] = {
     [GOLD_CALL_goldNoPrototype] = "goldNoPrototype",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
+    [GOLD_CALL_goldPointArea] = "goldPointArea",
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",

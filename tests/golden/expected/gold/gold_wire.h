@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0x63eee5e5f88917b4)
+#define GOLD_FINGERPRINT UINT64_C(0x9d9eb740de39fca8)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -45,16 +45,17 @@ enum {
     GOLD_CALL_goldNoPrototype = 19,
     GOLD_CALL_goldOnEvent = 20,
     GOLD_CALL_goldPeekAtLastError = 21,
-    GOLD_CALL_goldProps = 22,
-    GOLD_CALL_goldRead = 23,
-    GOLD_CALL_goldReserved = 24,
-    GOLD_CALL_goldSignal = 25,
-    GOLD_CALL_goldSources = 26,
-    GOLD_CALL_goldStructs = 27,
-    GOLD_CALL_goldSwapDir = 28,
-    GOLD_CALL_goldValues = 29,
-    GOLD_CALL_goldWrite = 30,
-    GOLD_NCALLS = 31
+    GOLD_CALL_goldPointArea = 22,
+    GOLD_CALL_goldProps = 23,
+    GOLD_CALL_goldRead = 24,
+    GOLD_CALL_goldReserved = 25,
+    GOLD_CALL_goldSignal = 26,
+    GOLD_CALL_goldSources = 27,
+    GOLD_CALL_goldStructs = 28,
+    GOLD_CALL_goldSwapDir = 29,
+    GOLD_CALL_goldValues = 30,
+    GOLD_CALL_goldWrite = 31,
+    GOLD_NCALLS = 32
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
