@@ -1162,9 +1162,10 @@ void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
  * bitmap in reply already) packs a reply: a bitmap of (pages + 7) / 8 bytes,
  * one bit per page whose bytes differ from its digest, then those pages
  * (reply must hold the bitmap and every byte); apigen_pages_pack returns the
- * reply's length. apigen_pages_unpack writes the reply's pages over the
- * bytes the digests were made of: 0, or -1 when the reply does not match
- * the spans (the bytes are then partly written). */
+ * reply's length. apigen_pages_check: 0 when a reply of used bytes matches
+ * the spans (its bitmap's pages, exactly), else -1. apigen_pages_unpack
+ * writes the reply's pages over the bytes the digests were made of: 0, or
+ * -1 (nothing written) when the reply does not match the spans. */
 #define APIGEN_PAGE ((size_t)4096)
 typedef struct apigen_page_digest {
     unsigned char b[16];
@@ -1173,6 +1174,7 @@ size_t apigen_pages_count(const size_t *len, unsigned n);
 void apigen_pages_digest(const void *bytes, const size_t *len, unsigned n, apigen_page_digest *out);
 size_t apigen_pages_pack(void *reply, const void *now, const size_t *len, unsigned n,
                          const apigen_page_digest *known);
+int apigen_pages_check(const size_t *len, unsigned n, const void *reply, size_t used);
 int apigen_pages_unpack(void *bytes, const size_t *len, unsigned n, const void *reply, size_t used);
 
 /* ---- twins (twin.c): the application's memory a device allocation stands for

@@ -55,7 +55,7 @@ static int count_slot(const char *name, bool add)
         const char *n = atomic_load(&count_names_[i]);
         if (!n && (!add || atomic_compare_exchange_strong(&count_names_[i], &n, name)))
             return add ? (int)i : -1;
-        if (strcmp(n, name) == 0) /* n: the slot's name, ours or another's */
+        if (n == name || strcmp(n, name) == 0) /* the stubs' own strings: mostly one pointer */
             return (int)i;
     }
     return -1;

@@ -55,24 +55,34 @@ size_t apigen_pages_pack(void *reply, const void *now, const size_t *len, unsign
     return (size_t)(to - bitmap);
 }
 
-int apigen_pages_unpack(void *bytes, const size_t *len, unsigned n, const void *reply, size_t used)
+int apigen_pages_check(const size_t *len, unsigned n, const void *reply, size_t used)
 {
-    size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8;
+    size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8, want = map, p = 0;
     if (used < map)
         return -1;
-    const unsigned char *bitmap = reply, *from = bitmap + map, *end = bitmap + used;
+    const unsigned char *bitmap = reply;
+    for (unsigned i = 0; i < n; i++)
+        for (size_t off = 0; off < len[i]; off += APIGEN_PAGE, p++)
+            if (bitmap[p / 8] & (1u << (p % 8)))
+                want += len[i] - off < APIGEN_PAGE ? len[i] - off : APIGEN_PAGE;
+    return want == used ? 0 : -1;
+}
+
+int apigen_pages_unpack(void *bytes, const size_t *len, unsigned n, const void *reply, size_t used)
+{
+    if (apigen_pages_check(len, n, reply, used))
+        return -1;
+    size_t map = (apigen_pages_count(len, n) + 7) / 8, p = 0;
+    const unsigned char *bitmap = reply, *from = bitmap + map;
     unsigned char *b = bytes;
-    size_t p = 0;
     for (unsigned i = 0; i < n; i++)
         for (size_t off = 0; off < len[i]; off += APIGEN_PAGE, p++) {
             size_t k = len[i] - off < APIGEN_PAGE ? len[i] - off : APIGEN_PAGE;
             if (bitmap[p / 8] & (1u << (p % 8))) {
-                if ((size_t)(end - from) < k)
-                    return -1;
                 memcpy(b, from, k);
                 from += k;
             }
             b += k;
         }
-    return from == end ? 0 : -1;
+    return 0;
 }

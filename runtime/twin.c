@@ -377,18 +377,6 @@ static struct {
     size_t cap;
 } pbuf_;
 
-/* The answer against the spans: its bitmap's pages' bytes, exactly. */
-static bool paged_matches(const paged *p, const unsigned char *bitmap, size_t used)
-{
-    size_t map = (p->pages + 7) / 8, want = map, pg = 0;
-    if (used < map) return false;
-    for (unsigned i = 0; i < p->n; i++)
-        for (size_t o = 0; o < p->span[i].len; o += APIGEN_PAGE, pg++)
-            if (bitmap[pg / 8] & (1u << (pg % 8)))
-                want += p->span[i].len - o < APIGEN_PAGE ? p->span[i].len - o : APIGEN_PAGE;
-    return want == used;
-}
-
 static int paged_flush(paged *p)
 {
     if (!p->n) return 0;
@@ -404,13 +392,15 @@ static int paged_flush(paged *p)
         pbuf_.reply = r, pbuf_.cap = need;
     }
     apigen_page_digest *k = pbuf_.known;
+    size_t len[APIGEN_TWIN_SPANS];
     for (unsigned i = 0; i < p->n; i++) {
         size_t np = (p->span[i].len + APIGEN_PAGE - 1) / APIGEN_PAGE;
         memcpy(k, p->tw[i]->dig + p->off[i] / APIGEN_PAGE, np * sizeof *k);
         k += np;
+        len[i] = p->span[i].len;
     }
     int r = p->io(p->span, p->n, pbuf_.known, pbuf_.reply, need, &used, p->user);
-    if (!r && (used > need || !paged_matches(p, pbuf_.reply, used))) {
+    if (!r && (used > need || apigen_pages_check(len, p->n, pbuf_.reply, used))) {
         apigen_log("twins: the answer to a read of %u span(s) (%zu bytes) does not match their "
                    "pages: nothing of it written",
                    p->n, used);

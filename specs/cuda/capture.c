@@ -58,12 +58,12 @@ CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dst, CUarray src, size_t off, 
  * stub counts through the same name, capture_mark.h) */
 static void capture_begins(void)
 {
-    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, 1);
+    apigen_cuda_capture_opens();
 }
 
 static CUresult capture_begun(CUresult e)
 {
-    if (e != CUDA_SUCCESS) apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+    if (e != CUDA_SUCCESS) apigen_cuda_capture_closes();
     return e;
 }
 
@@ -108,7 +108,7 @@ CUresult cuda_fwd_cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
 static CUresult capture_ended(CUresult e)
 {
     if (e == CUDA_SUCCESS || e == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-        apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+        apigen_cuda_capture_closes();
     return e;
 }
 APIGEN_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
@@ -141,8 +141,7 @@ static bool no_capture_possible(CUstream s, const CUstreamCaptureStatus *status)
 {
     uint64_t ctx = 0;
     return status && (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) &&
-           apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN) && apigen_tstate_get(&cuda_api, 0, &ctx) &&
-           ctx;
+           apigen_cuda_captures_none() && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx;
 }
 
 #define IS_CAPTURING(name)                                                                         \
@@ -160,19 +159,12 @@ static bool no_capture_possible(CUstream s, const CUstreamCaptureStatus *status)
 IS_CAPTURING(cuStreamIsCapturing)
 IS_CAPTURING(cuStreamIsCapturing_ptsz)
 
-/* queue_check.c: a synchronous copy may be refused while a capture is open */
-int apigen_cuda_capture_open(void)
-{
-    return !apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN);
-}
-
 /* The legacy stream never captures (and asking about it while another
  * stream captures would invalidate that capture); NULL is the legacy
  * stream but for the _ptsz forms. */
 int apigen_cuda_captures(CUstream s, int ptsz)
 {
-    if (apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN) || s == CU_STREAM_LEGACY || (!ptsz && s == NULL))
-        return 0;
+    if (apigen_cuda_captures_none() || s == CU_STREAM_LEGACY || (!ptsz && s == NULL)) return 0;
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     apigen_hold_deferred(true); /* an async error is the application's next call's */
     CUresult q = ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs);

@@ -9,6 +9,24 @@
 #ifndef APIGEN_CUDA_CAPTURE_MARK_H
 #define APIGEN_CUDA_CAPTURE_MARK_H
 
+#include <stdbool.h>
+
+#include "apigen_rt.h"
+
 #define APIGEN_CUDA_CAPTURES_OPEN "CUDA stream captures open"
+
+static inline void apigen_cuda_capture_opens(void)
+{
+    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, 1);
+}
+static inline void apigen_cuda_capture_closes(void)
+{
+    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+}
+/* no capture open in the process (none may be) */
+static inline bool apigen_cuda_captures_none(void)
+{
+    return apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN);
+}
 
 #endif

@@ -117,8 +117,6 @@ CUresult apigen_cuda_host_fn_captured(CUstream stream, void (*fn)(void *), void 
  * (capture.c): asked of the server only while this process has a capture
  * open. */
 int apigen_cuda_captures(CUstream stream, int ptsz);
-/* Whether this process may have a stream capture open (capture.c). */
-int apigen_cuda_capture_open(void);
 /* queue_check.c: between on and off, the thread's host-to-device copies
  * are the stub's own (pushes, twins) and never queued (nests) */
 void apigen_cuda_own_copies(bool on);

@@ -55,8 +55,8 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
  * the twins (runtime/pages.c, apigen_twin_sync_pages): NCCL's 1 MiB work
  * FIFO, which the device only reads, costs its digests (4 KiB) instead of
  * its bytes at every synchronization, and no pass over its bytes in the
- * guest. A twin's last pull (apigen_twin_remove) digests what the twin
- * holds (buf) itself. A push of one span takes the copy's own path. */
+ * guest. A twin's last pull (apigen_twin_remove) reads its bytes whole.
+ * A push of one span takes the copy's own path. */
 static size_t twin_split(const apigen_twin_span *span, unsigned n, CUdeviceptr *dev, size_t *len)
 {
     size_t total = 0;
@@ -71,20 +71,8 @@ static size_t twin_split(const apigen_twin_span *span, unsigned n, CUdeviceptr *
 static int twin_pull(const apigen_twin_span *span, unsigned n, void *buf)
 {
     CUdeviceptr dev[APIGEN_TWIN_SPANS];
-    size_t len[APIGEN_TWIN_SPANS], total = twin_split(span, n, dev, len);
-    size_t pages = apigen_pages_count(len, n), map = (pages + 7) / 8, used = 0;
-    apigen_page_digest *known = malloc(pages * sizeof *known + map + total); /* then the reply */
-    if (!known) return (int)CUDA_ERROR_OUT_OF_MEMORY;
-    unsigned char *reply = (unsigned char *)(known + pages);
-    apigen_pages_digest(buf, len, n, known);
-    CUresult e = apigenCudaReadSpans(dev, len, n, known, pages * sizeof *known, reply, map + total, &used);
-    if (e == CUDA_SUCCESS && apigen_pages_unpack(buf, len, n, reply, used)) {
-        apigen_log("twins: the server's answer to a read of %u span(s) (%zu bytes) does not "
-                   "match their pages: CUDA_ERROR_UNKNOWN", n, used);
-        e = CUDA_ERROR_UNKNOWN;
-    }
-    free(known);
-    return (int)e;
+    size_t len[APIGEN_TWIN_SPANS], total = twin_split(span, n, dev, len), used = 0;
+    return (int)apigenCudaReadSpans(dev, len, n, NULL, 0, buf, total, &used);
 }
 
 static int twin_pages_io(const apigen_twin_span *span, unsigned n, const apigen_page_digest *known,

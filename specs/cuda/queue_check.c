@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "apigen_rt.h"
+#include "capture_mark.h"
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
@@ -45,7 +46,8 @@ void apigen_cuda_own_copies(bool on)
 bool cuda_may_queue_own(void)
 {
     uint64_t ctx = 0;
-    return !own_ && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && !apigen_cuda_capture_open();
+    /* (an open capture refuses some copies at the call) */
+    return !own_ && apigen_tstate_get(&cuda_api, 0, &ctx) && ctx && apigen_cuda_captures_none();
 }
 
 bool cuda_may_queue_htod(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)

@@ -1083,7 +1083,7 @@ cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptu
  * successful or invalidated end; a miscount upward only asks the server. */
 bool cudart_capture_maybe_active(void)
 {
-    return !apigen_mark_zero(APIGEN_CUDA_CAPTURES_OPEN);
+    return !apigen_cuda_captures_none();
 }
 
 bool cudart_stream_known_ok(cudaStream_t stream); /* launch_check.c */
@@ -1092,12 +1092,12 @@ void cudart_arena_dst_mark(const void *peer, size_t count); /* launch_check.c */
 /* (counted before the call: a copy racing with it must ask) */
 static void capture_begins(void)
 {
-    apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, 1);
+    apigen_cuda_capture_opens();
 }
 
 static cudaError_t capture_begun(cudaError_t e)
 {
-    if (e != cudaSuccess) apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);
+    if (e != cudaSuccess) apigen_cuda_capture_closes();
     return e;
 }
 
@@ -1106,7 +1106,7 @@ static cudaError_t capture_begun(cudaError_t e)
     {                                                                                              \
         cudaError_t e = cudart_fwd_##name(stream, pGraph);                                         \
         if (e == cudaSuccess || e == cudaErrorStreamCaptureInvalidated)                            \
-            apigen_mark_add(APIGEN_CUDA_CAPTURES_OPEN, -1);                                        \
+            apigen_cuda_capture_closes();                                                          \
         return e;                                                                                  \
     }
 END_CAPTURE(cudaStreamEndCapture)
